@@ -1,0 +1,132 @@
+/**
+ * Finds the Python and the torch a user builds against, and the operator YAMLs
+ * that torch ships. One rule for every command that needs Python (gen, build,
+ * test): `--python`, else env OPGEN_PYTHON, else `python3` on PATH.
+ *
+ * The probe is one short Python process; its answer is cached per process so
+ * that `gen` pays for it once.
+ */
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { execa } from "execa";
+import { UserError } from "../util/errors.js";
+
+/** Oldest torch we generate for: the packaged YAML layout and c10 APIs we rely on. */
+export const MIN_TORCH: readonly [number, number] = [2, 13];
+
+export interface TorchInstall {
+  readonly python: string;
+  readonly pythonVersion: string;
+  /** e.g. "2.13.0+cpu" */
+  readonly version: string;
+  readonly versionTuple: readonly [number, number, number];
+  /** .../site-packages/torch */
+  readonly torchDir: string;
+  readonly includeDirs: readonly string[];
+  readonly libDir: string;
+  readonly cxx11Abi: boolean;
+  readonly nativeFunctionsYaml: string;
+  readonly tagsYaml: string;
+  readonly derivativesYaml: string;
+}
+
+export function resolvePython(explicit?: string): string {
+  if (explicit && explicit.length > 0) return explicit;
+  const env = process.env.OPGEN_PYTHON;
+  if (env && env.length > 0) return env;
+  return "python3";
+}
+
+const PROBE = `
+import json, os, sys
+out = {"python": sys.executable, "pythonVersion": sys.version.split()[0]}
+try:
+    import torch, torchgen
+except Exception as e:
+    out["error"] = type(e).__name__ + ": " + str(e).splitlines()[0] if str(e) else type(e).__name__
+    print(json.dumps(out)); sys.exit(0)
+from torch.utils import cpp_extension
+out["version"] = torch.__version__
+out["torchDir"] = os.path.dirname(torch.__file__)
+out["torchgenDir"] = os.path.dirname(torchgen.__file__)
+out["includeDirs"] = cpp_extension.include_paths()
+out["libDir"] = os.path.join(out["torchDir"], "lib")
+out["cxx11Abi"] = bool(torch._C._GLIBCXX_USE_CXX11_ABI)
+print(json.dumps(out))
+`;
+
+const cache = new Map<string, Promise<TorchInstall>>();
+
+export function discoverTorch(pythonOpt?: string): Promise<TorchInstall> {
+  const python = resolvePython(pythonOpt);
+  let p = cache.get(python);
+  if (!p) {
+    p = probe(python);
+    cache.set(python, p);
+    p.catch(() => cache.delete(python));
+  }
+  return p;
+}
+
+async function probe(python: string): Promise<TorchInstall> {
+  let stdout: string;
+  try {
+    const r = await execa(python, ["-c", PROBE], { timeout: 120_000, reject: false });
+    if (r.failed && r.exitCode === undefined) {
+      throw new UserError(
+        `cannot run Python '${python}': ${(r.shortMessage ?? "").split("\n")[0]}; pass --python <path> or set OPGEN_PYTHON`,
+      );
+    }
+    if (r.exitCode !== 0) {
+      const last = (r.stderr || r.stdout).trim().split("\n").pop() ?? "";
+      throw new UserError(
+        `Python '${python}' failed (exit ${r.exitCode}): ${last}; pass a working interpreter with --python or OPGEN_PYTHON`,
+      );
+    }
+    stdout = r.stdout;
+  } catch (err) {
+    if (err instanceof UserError) throw err;
+    throw new UserError(`cannot run Python '${python}': ${(err as Error).message.split("\n")[0]}`);
+  }
+  let info: Record<string, unknown>;
+  try {
+    info = JSON.parse(stdout.trim().split("\n").pop() ?? "");
+  } catch {
+    throw new UserError(`Python '${python}' did not answer the torch probe; is it a CPython 3 interpreter?`);
+  }
+  if (typeof info.error === "string") {
+    throw new UserError(
+      `torch is not importable from '${python}' (${info.error}); install it with \`${python} -m pip install torch==2.13.0\` or pick another interpreter with --python / OPGEN_PYTHON`,
+    );
+  }
+  const version = String(info.version);
+  const m = /^(\d+)\.(\d+)\.(\d+)/.exec(version);
+  if (!m) throw new UserError(`cannot read torch version '${version}' from '${python}'`);
+  const vt: [number, number, number] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (vt[0] < MIN_TORCH[0] || (vt[0] === MIN_TORCH[0] && vt[1] < MIN_TORCH[1])) {
+    throw new UserError(
+      `torch ${version} in '${python}' is older than the oldest supported (${MIN_TORCH.join(".")}); upgrade with \`${python} -m pip install torch==2.13.0\``,
+    );
+  }
+  const torchgenDir = String(info.torchgenDir);
+  const packaged = path.join(torchgenDir, "packaged");
+  const install: TorchInstall = {
+    python: String(info.python),
+    pythonVersion: String(info.pythonVersion),
+    version,
+    versionTuple: vt,
+    torchDir: String(info.torchDir),
+    includeDirs: (info.includeDirs as string[]) ?? [],
+    libDir: String(info.libDir),
+    cxx11Abi: Boolean(info.cxx11Abi),
+    nativeFunctionsYaml: path.join(packaged, "ATen", "native", "native_functions.yaml"),
+    tagsYaml: path.join(packaged, "ATen", "native", "tags.yaml"),
+    derivativesYaml: path.join(packaged, "autograd", "derivatives.yaml"),
+  };
+  for (const f of [install.nativeFunctionsYaml, install.tagsYaml, install.derivativesYaml]) {
+    if (!existsSync(f)) {
+      throw new UserError(`torch ${version} at ${install.torchDir} does not ship ${f}; is the install complete?`);
+    }
+  }
+  return install;
+}
