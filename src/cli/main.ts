@@ -4,7 +4,12 @@
  * anything else (a bug) propagate with its stack.
  */
 import { Command, CommanderError } from "commander";
+import { registerConformanceCommands } from "../conformance/commands.js";
+import { registerScaffoldCommands } from "../scaffold/commands.js";
 import { formatDiagnostic, UserError } from "../util/errors.js";
+import { registerGenCommands } from "./gen.js";
+
+const VERSION = "0.1.0";
 
 export async function main(argv: readonly string[]): Promise<number> {
   const program = new Command();
@@ -12,7 +17,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     .name("opgen-backend")
     .description("Onboard an accelerator into PyTorch on PrivateUse1, out of tree.")
     .exitOverride()
+    .version(VERSION)
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  registerScaffoldCommands(program);
+  registerGenCommands(program);
+  registerConformanceCommands(program);
 
   try {
     await program.parseAsync(argv as string[]);

@@ -1,0 +1,99 @@
+/**
+ * A vendor's backend YAML, validated and fully defaulted: which aten operators
+ * the device implements (and how), plus the few settings a PrivateUse1 backend
+ * needs beyond torchgen's (the device name, its Python package, the fallback).
+ *
+ * Every torchgen key keeps torchgen's meaning (gen_backend_stubs.py /
+ * gen_lazy_tensor.py); docs/backend-yaml.md documents each key and default.
+ *
+ * Note [Nothing unchecked reaches C++]: every string here that a template can
+ * print into generated code (backend, cppNamespace, className, device,
+ * pythonPackage, op names) has been checked against a closed grammar or a
+ * closed set by load.ts; emitters may print them as they are.
+ */
+import type { NativeFunction } from "../model/types.js";
+import type { Diagnostic, SourceLoc } from "../util/errors.js";
+
+/**
+ * Dispatch keys an out-of-tree backend may register kernels for. torchgen
+ * accepts any DispatchKey; we accept the backend components that PyTorch does
+ * not implement itself and that have a c10 DeviceType (PrivateUse2/3 have none,
+ * so a device could never carry them).
+ */
+export const BACKEND_KEYS = ["PrivateUse1", "XLA", "Lazy", "HPU", "IPU", "VE", "MTIA"] as const;
+export type BackendKey = (typeof BACKEND_KEYS)[number];
+
+/** The torch device type name of each backend key before any rename (c10 DeviceTypeName, lower case). */
+export const DEFAULT_DEVICE: Readonly<Record<BackendKey, string>> = {
+  PrivateUse1: "privateuseone",
+  XLA: "xla",
+  Lazy: "lazy",
+  HPU: "hpu",
+  IPU: "ipu",
+  VE: "ve",
+  MTIA: "mtia",
+};
+
+/** What happens to an aten operator the backend does not list. */
+export const FALLBACK_POLICIES = ["cpu", "none"] as const;
+export type FallbackPolicy = (typeof FALLBACK_POLICIES)[number];
+
+/** One operator named in `supported`, `autograd`, `symint`, `full_codegen` or `ir_gen`. */
+export interface OpEntry {
+  /** Full operator name as written and as in the catalog: `add.Tensor`, `relu`. */
+  readonly name: string;
+  /** Where the entry is written (the scalar's first character). */
+  readonly loc: SourceLoc;
+  readonly fn: NativeFunction;
+}
+
+/** One `non_native:` entry (lazy-tensor IR for an op outside native_functions.yaml); kept for torchgen parity. */
+export interface NonNativeEntry {
+  readonly func: string;
+  readonly properties: readonly string[];
+  readonly opkind: string | null;
+  readonly loc: SourceLoc;
+}
+
+export interface BackendConfig {
+  /** The YAML path as it was given (diagnostics cite it). */
+  readonly file: string;
+  /** `backend:` — the dispatch key kernels are registered on. */
+  readonly backend: BackendKey;
+  /** `Autograd<backend>`: where `autograd:` entries are registered. */
+  readonly autogradKey: `Autograd${BackendKey}`;
+  /** `cpp_namespace:` e.g. `at::mychip`. */
+  readonly cppNamespace: string;
+  /** `cppNamespace` split on `::`; each part a checked C++ identifier. */
+  readonly cppNamespaceParts: readonly string[];
+  /** `class_name:`, default `<backend>NativeFunctions` (torchgen's default). */
+  readonly className: string;
+  /** `supported:` in file order, duplicates removed (full_codegen entries are NOT included; see fullCodegen). */
+  readonly supported: readonly OpEntry[];
+  /** `autograd:` in file order, duplicates removed. */
+  readonly autograd: readonly OpEntry[];
+  /** `symint:` in file order, duplicates removed: these kernels take c10::SymInt. */
+  readonly symint: readonly OpEntry[];
+  /** Names in `symint` for quick lookup. */
+  readonly symintNames: ReadonlySet<string>;
+  /** `full_codegen:` (lazy-tensor codegen); torchgen's gen_backend_stubs treats these as supported too. */
+  readonly fullCodegen: readonly OpEntry[];
+  /** `non_native:` (lazy-tensor only). */
+  readonly nonNative: readonly NonNativeEntry[];
+  /** `ir_gen:` (lazy-tensor only: IR nodes without lowering). */
+  readonly irGen: readonly OpEntry[];
+  /** `use_out_as_primary:` derive functional/inplace wrappers from the out kernel. Default false. */
+  readonly useOutAsPrimary: boolean;
+  /** `device_guard:` wrappers set the current device from the arguments. Default false. */
+  readonly deviceGuard: boolean;
+  /** `device:` the torch device name (rename_privateuse1_backend); default per backend key. */
+  readonly device: string;
+  /** `python_package:` the importable package of the device; default `torch_<device>`. */
+  readonly pythonPackage: string;
+  /** `fallback:` default `cpu`. */
+  readonly fallback: FallbackPolicy;
+  /** Where each top-level key is written, for later passes that want to cite it. */
+  readonly keyLocs: ReadonlyMap<string, SourceLoc>;
+  /** Problems that do not stop generation (duplicates, defaults worth knowing). */
+  readonly warnings: readonly Diagnostic[];
+}

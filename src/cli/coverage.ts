@@ -1,0 +1,106 @@
+/**
+ * Coverage of a backend against the installed torch: which core-ATen
+ * overloads it registers (directly or through a derived out/inplace wrapper),
+ * which it lacks, and what happens to a lacking op at run time: it decomposes
+ * (CompositeImplicitAutograd), runs a composite kernel on top of other ops
+ * (CompositeExplicitAutograd[NonFunctional]), or falls back to CPU through the
+ * boxed fallback. The registered set comes from the same manifest `gen` writes,
+ * so coverage can never disagree with what is registered.
+ */
+import type { BackendConfig } from "../backend/types.js";
+import { generate } from "../dest/index.js";
+import { operatorNameString } from "../model/schema.js";
+import type { NativeFunction, OperatorCatalog } from "../model/types.js";
+
+export type Fate = "decomposes" | "composite-kernel" | "cpu-fallback";
+
+export interface CoverageReport {
+  readonly backend: string;
+  readonly device: string;
+  readonly torchVersion: string;
+  readonly core: {
+    readonly total: number;
+    readonly covered: number;
+    readonly coveredOps: readonly { readonly name: string; readonly servedBy: string }[];
+    readonly missing: readonly { readonly name: string; readonly fate: Fate }[];
+  };
+  readonly registeredTotal: number;
+  /** Every operator of the installed torch that is neither registered nor composite. */
+  readonly cpuFallback: readonly string[];
+}
+
+interface ManifestOp {
+  readonly name: string;
+  readonly served_by: string;
+}
+
+export function fateOf(f: NativeFunction): Fate {
+  if (f.hasCompositeImplicitAutogradKernel) return "decomposes";
+  if (f.hasCompositeExplicitAutogradKernel || f.hasCompositeExplicitAutogradNonFunctionalKernel) {
+    return "composite-kernel";
+  }
+  return "cpu-fallback";
+}
+
+export function computeCoverage(config: BackendConfig, catalog: OperatorCatalog): CoverageReport {
+  const manifestFile = generate(config, catalog, { sourceYamlPath: config.file }).find((f) =>
+    f.path.endsWith("op_manifest.json"),
+  );
+  if (!manifestFile) throw new Error("generator bug: no op_manifest.json emitted");
+  const manifest = JSON.parse(manifestFile.content) as { device: string; operators: ManifestOp[] };
+  const registered = new Map(manifest.operators.map((o) => [o.name, o.served_by]));
+
+  const coveredOps: { name: string; servedBy: string }[] = [];
+  const missing: { name: string; fate: Fate }[] = [];
+  const cpuFallback: string[] = [];
+  for (const f of catalog.functions) {
+    const name = operatorNameString(f.func.name);
+    const servedBy = registered.get(name);
+    const isCore = f.tags.includes("core");
+    if (servedBy !== undefined) {
+      if (isCore) coveredOps.push({ name, servedBy });
+      continue;
+    }
+    const fate = fateOf(f);
+    if (isCore) missing.push({ name, fate });
+    if (fate === "cpu-fallback") cpuFallback.push(name);
+  }
+  const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  coveredOps.sort(byName);
+  missing.sort(byName);
+  cpuFallback.sort();
+  return {
+    backend: config.backend,
+    device: manifest.device,
+    torchVersion: catalog.torchVersion,
+    core: { total: coveredOps.length + missing.length, covered: coveredOps.length, coveredOps, missing },
+    registeredTotal: registered.size,
+    cpuFallback,
+  };
+}
+
+export function formatCoverageTable(c: CoverageReport, opts: { all: boolean }): string {
+  const lines: string[] = [];
+  const pct = c.core.total === 0 ? 0 : (100 * c.core.covered) / c.core.total;
+  lines.push(`backend ${c.backend} (device '${c.device}') against torch ${c.torchVersion}`);
+  lines.push(`core ATen: ${c.core.covered}/${c.core.total} overloads registered (${pct.toFixed(1)}%)`);
+  lines.push(`registered overloads in all: ${c.registeredTotal}`);
+  const fates: Record<Fate, string[]> = { decomposes: [], "composite-kernel": [], "cpu-fallback": [] };
+  for (const m of c.core.missing) fates[m.fate].push(m.name);
+  const limit = opts.all ? Number.POSITIVE_INFINITY : 12;
+  const describe: Record<Fate, string> = {
+    "cpu-fallback": "missing core overloads that fall back to CPU",
+    "composite-kernel": "missing core overloads served by a composite kernel over other ops",
+    decomposes: "missing core overloads that decompose (CompositeImplicitAutograd)",
+  };
+  for (const fate of ["cpu-fallback", "composite-kernel", "decomposes"] as const) {
+    const names = fates[fate];
+    lines.push("");
+    lines.push(`${describe[fate]}: ${names.length}`);
+    for (const n of names.slice(0, limit)) lines.push(`  ${n}`);
+    if (names.length > limit) lines.push(`  ... ${names.length - limit} more (--all to list)`);
+  }
+  lines.push("");
+  lines.push(`operators of this torch that would fall back to CPU: ${c.cpuFallback.length} (--json lists them)`);
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,95 @@
+/**
+ * The only module that writes generated output to disk (torchgen's FileManager,
+ * stricter): every path must stay inside the output directory, a file is
+ * rewritten only when its bytes change (so a no-op `gen` leaves mtimes alone
+ * and build systems stay quiet), each write is atomic (temp file + rename in
+ * the same directory), and all contents are computed before the first write so
+ * a failing generator leaves nothing half-written.
+ *
+ * Modes: `write` (default), `dryRun` (report what would change), `check`
+ * (report stale files; the CLI exits non-zero), and `createOnly` per file for
+ * things a person edits afterwards (kernel stubs): an existing file is never
+ * touched.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { UserError } from "../util/errors.js";
+
+export interface OutputFile {
+  /** Relative to the output directory, forward slashes. */
+  readonly path: string;
+  readonly content: string;
+  /** Never overwrite an existing file (files a person edits afterwards). */
+  readonly createOnly?: boolean;
+}
+
+export type FileStatus = "created" | "updated" | "unchanged" | "kept";
+
+export interface WriteResult {
+  readonly outDir: string;
+  readonly files: readonly { readonly path: string; readonly status: FileStatus }[];
+}
+
+export interface WriteOptions {
+  readonly dryRun?: boolean;
+  readonly check?: boolean;
+}
+
+/** Resolve `rel` inside `outDir`, refusing anything that escapes it. */
+export function resolveInside(outDir: string, rel: string): string {
+  if (rel.length === 0 || path.isAbsolute(rel) || rel.includes("\0")) {
+    throw new UserError(`refusing to write '${rel}': output paths must be relative to ${outDir}`);
+  }
+  const root = path.resolve(outDir);
+  const abs = path.resolve(root, rel);
+  if (abs !== root && !abs.startsWith(root + path.sep)) {
+    throw new UserError(`refusing to write '${rel}': it resolves outside the output directory ${outDir}`);
+  }
+  return abs;
+}
+
+function readOrNull(file: string): string | null {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
+}
+
+export function writeFiles(outDir: string, files: readonly OutputFile[], opts: WriteOptions = {}): WriteResult {
+  const seen = new Set<string>();
+  const plan: { rel: string; abs: string; content: string; status: FileStatus }[] = [];
+  for (const f of files) {
+    const abs = resolveInside(outDir, f.path);
+    if (seen.has(abs)) throw new Error(`generator bug: '${f.path}' emitted twice`);
+    seen.add(abs);
+    const old = readOrNull(abs);
+    let status: FileStatus;
+    if (old === null) status = "created";
+    else if (f.createOnly) status = "kept";
+    else status = old === f.content ? "unchanged" : "updated";
+    plan.push({ rel: f.path, abs, content: f.content, status });
+  }
+  plan.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  if (!opts.dryRun && !opts.check) {
+    for (const p of plan) {
+      if (p.status !== "created" && p.status !== "updated") continue;
+      mkdirSync(path.dirname(p.abs), { recursive: true });
+      const tmp = `${p.abs}.${randomBytes(6).toString("hex")}.tmp`;
+      try {
+        writeFileSync(tmp, p.content);
+        renameSync(tmp, p.abs);
+      } catch (err) {
+        rmSync(tmp, { force: true });
+        throw err;
+      }
+    }
+  }
+  return { outDir, files: plan.map((p) => ({ path: p.rel, status: p.status })) };
+}
+
+export function staleFiles(r: WriteResult): string[] {
+  return r.files.filter((f) => f.status === "created" || f.status === "updated").map((f) => f.path);
+}
