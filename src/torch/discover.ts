@@ -22,9 +22,9 @@ export interface TorchInstall {
   readonly versionTuple: readonly [number, number, number];
   /** .../site-packages/torch */
   readonly torchDir: string;
+  /** The -isystem directories for compiling against this torch. */
   readonly includeDirs: readonly string[];
   readonly libDir: string;
-  readonly cxx11Abi: boolean;
   readonly nativeFunctionsYaml: string;
   readonly tagsYaml: string;
   readonly derivativesYaml: string;
@@ -37,21 +37,29 @@ export function resolvePython(explicit?: string): string {
   return "python3";
 }
 
+// Deliberately does not `import torch` (1-2 s): `gen` must start fast. It finds
+// the packages and reads torch/version.py as text.
 const PROBE = `
-import json, os, sys
+import json, os, sys, importlib.util
 out = {"python": sys.executable, "pythonVersion": sys.version.split()[0]}
-try:
-    import torch, torchgen
-except Exception as e:
-    out["error"] = type(e).__name__ + ": " + str(e).splitlines()[0] if str(e) else type(e).__name__
-    print(json.dumps(out)); sys.exit(0)
-from torch.utils import cpp_extension
-out["version"] = torch.__version__
-out["torchDir"] = os.path.dirname(torch.__file__)
-out["torchgenDir"] = os.path.dirname(torchgen.__file__)
-out["includeDirs"] = cpp_extension.include_paths()
-out["libDir"] = os.path.join(out["torchDir"], "lib")
-out["cxx11Abi"] = bool(torch._C._GLIBCXX_USE_CXX11_ABI)
+spec = importlib.util.find_spec("torch")
+gspec = importlib.util.find_spec("torchgen")
+if spec is None or not spec.origin:
+    out["error"] = "ModuleNotFoundError: No module named 'torch'"
+elif gspec is None or not gspec.origin:
+    out["error"] = "torch is installed without torchgen"
+else:
+    out["torchDir"] = os.path.dirname(spec.origin)
+    out["torchgenDir"] = os.path.dirname(gspec.origin)
+    ver = None
+    try:
+        with open(os.path.join(out["torchDir"], "version.py")) as f:
+            for line in f:
+                if line.startswith("__version__"):
+                    ver = line.split("=", 1)[1].strip().strip(chr(39) + chr(34))
+    except OSError:
+        pass
+    out["version"] = ver or "unknown"
 print(json.dumps(out))
 `;
 
@@ -73,9 +81,9 @@ async function probe(python: string): Promise<TorchInstall> {
   try {
     const r = await execa(python, ["-c", PROBE], { timeout: 120_000, reject: false });
     if (r.failed && r.exitCode === undefined) {
-      throw new UserError(
-        `cannot run Python '${python}': ${(r.shortMessage ?? "").split("\n")[0]}; pass --python <path> or set OPGEN_PYTHON`,
-      );
+      const code = (r as unknown as { code?: string }).code;
+      const why = code === "ENOENT" ? "no such program" : code === "EACCES" ? "not executable" : (code ?? "failed to start");
+      throw new UserError(`cannot run Python '${python}' (${why}); pass --python <path> or set OPGEN_PYTHON`);
     }
     if (r.exitCode !== 0) {
       const last = (r.stderr || r.stdout).trim().split("\n").pop() ?? "";
@@ -116,9 +124,11 @@ async function probe(python: string): Promise<TorchInstall> {
     version,
     versionTuple: vt,
     torchDir: String(info.torchDir),
-    includeDirs: (info.includeDirs as string[]) ?? [],
-    libDir: String(info.libDir),
-    cxx11Abi: Boolean(info.cxx11Abi),
+    includeDirs: [
+      path.join(String(info.torchDir), "include"),
+      path.join(String(info.torchDir), "include", "torch", "csrc", "api", "include"),
+    ],
+    libDir: path.join(String(info.torchDir), "lib"),
     nativeFunctionsYaml: path.join(packaged, "ATen", "native", "native_functions.yaml"),
     tagsYaml: path.join(packaged, "ATen", "native", "tags.yaml"),
     derivativesYaml: path.join(packaged, "autograd", "derivatives.yaml"),
