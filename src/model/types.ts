@@ -9,7 +9,7 @@
  * in schema.ts next to parsing; these types carry no behaviour.
  */
 
-/** torchgen's BaseTy, plus nothing: a type name outside this set is a parse error. */
+/** torchgen's BaseTy (2.13: no Dimname), nothing more: a type name outside this set is a parse error. */
 export const BASE_TYPES = [
   "Generator",
   "ScalarType",
@@ -30,7 +30,6 @@ export const BASE_TYPES = [
   "SymInt",
   "SymBool",
   "GraphModule",
-  "Dimname",
 ] as const;
 export type BaseTy = (typeof BASE_TYPES)[number];
 
@@ -110,12 +109,25 @@ export type DeviceCheckType = "ExactSame" | "NoCheck";
 
 /** One `- func:` entry of native_functions.yaml, or one operator made by `autogen:`. */
 export interface NativeFunction {
+  /** Full operator name, `operatorNameString(func.name)`: `add.Tensor`, `relu`. */
+  readonly name: string;
   readonly func: FunctionSchema;
   /** The schema string exactly as written in the YAML (autogen'd: as printed). */
   readonly funcText: string;
   readonly loc: YamlLoc;
   readonly variants: readonly ("function" | "method")[];
+  /**
+   * Tags as written in the YAML (autogen'd operators: `generated` plus the
+   * tags torchgen copies from their source: nondeterministic_seeded,
+   * view_copy, pt2_compliant_tag).
+   */
   readonly tags: readonly string[];
+  /**
+   * The tag set torchgen attaches (sorted): `tags` plus pt2_compliant_tag on
+   * every aten op, `out` on out= ops and `inplace` on inplace ops, as
+   * NativeFunction.from_yaml does. This is what torch reports at runtime.
+   */
+  readonly allTags: readonly string[];
   /** Dispatch key (as written, one key per entry after splitting `CPU, CUDA`) -> kernel name. */
   readonly dispatch: Readonly<Record<string, string>>;
   readonly structured: boolean;
@@ -131,9 +143,19 @@ export interface NativeFunction {
   readonly pythonModule: string | null;
   readonly categoryOverride: string | null;
   readonly cppNoDefaultArgs: readonly string[];
+  /** Mutable tensors are `const Tensor&` in C++ signatures (torchgen use_const_ref_for_mutable_tensors). */
+  readonly useConstRefForMutableTensors: boolean;
+  /**
+   * torchgen's view: an entry with no dispatch table that is not structured
+   * counts as CompositeImplicitAutograd, so these flags are not just
+   * `key in dispatch`.
+   */
   readonly hasCompositeImplicitAutogradKernel: boolean;
+  readonly hasCompositeImplicitAutogradNestedTensorKernel: boolean;
   readonly hasCompositeExplicitAutogradKernel: boolean;
   readonly hasCompositeExplicitAutogradNonFunctionalKernel: boolean;
+  /** torchgen NativeFunction.is_abstract: has backend kernels (not only CompositeImplicitAutograd). */
+  readonly isAbstract: boolean;
 }
 
 /** functional / inplace / mutable / out variants sharing one signature (torchgen NativeFunctionsGroup). */

@@ -1,0 +1,83 @@
+"""``python -m opgen_conformance run|worker|index|rerun`` (see __init__.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="opgen_conformance")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("run", help="run a conformance config (written by opgen-backend test)")
+    p.add_argument("--config", required=True)
+    p = sub.add_parser("worker", help="internal: one pool worker")
+    p.add_argument("--config", required=True)
+    p = sub.add_parser("index", help="build the OpInfo -> overload index into a cache dir")
+    p.add_argument("--cache-dir", required=True)
+    p = sub.add_parser("rerun", help="rerun one sample alone and print its verdicts")
+    p.add_argument("--config", required=True)
+    p.add_argument("--op", required=True)
+    p.add_argument("--dtype", required=True)
+    p.add_argument("--sample", type=int, required=True)
+    p.add_argument("--seed", type=int)
+    p = sub.add_parser("core-ops", help="print the core-tagged overloads of this torch as JSON")
+    p = sub.add_parser("ops-info", help="kind/core/view of overload names (one per line on stdin) as JSON")
+    a = ap.parse_args(argv)
+    if a.cmd == "run":
+        from .pool import run
+
+        return run(a.config)
+    if a.cmd == "worker":
+        from .worker import main as worker_main
+
+        return worker_main(a.config)
+    if a.cmd == "index":
+        from .samples import load_index
+
+        idx = load_index(a.cache_dir)
+        print(json.dumps({"overloads": len(idx["reach"]), "opinfos": len(idx["opinfos"])}))
+        return 0
+    if a.cmd == "ops-info":
+        from .samples import core_overloads, op_info
+
+        names = [n.strip() for n in sys.stdin.read().split() if n.strip()]
+        print(json.dumps({"core_total": len(core_overloads()), "ops": {n: op_info(n) for n in names}}, sort_keys=True))
+        return 0
+    if a.cmd == "rerun":
+        return rerun(a)
+    if a.cmd == "core-ops":
+        from .samples import core_overloads
+
+        print(json.dumps(core_overloads()))
+        return 0
+    return 2
+
+
+def rerun(a: argparse.Namespace) -> int:
+    from .checks import Runner
+    from .device import open_device
+    from .samples import DTYPES, describe, load_index, sample_list
+
+    with open(a.config) as f:
+        config = json.load(f)
+    seed = a.seed if a.seed is not None else int(config.get("seed", 0))
+    op = next((o for o in config["ops"] if o["name"] == a.op), {"name": a.op, "kind": "functional"})
+    index = load_index(config.get("cache_dir"))
+    dtype = DTYPES[a.dtype]
+    samples = sample_list(a.op, op.get("kind", "functional"), dtype, seed, index, int(config.get("max_samples", 6)))
+    if a.sample >= len(samples):
+        print(f"{a.op} {a.dtype} has {len(samples)} samples with seed {seed}", file=sys.stderr)
+        return 1
+    s = samples[a.sample]
+    runner = Runner(a.op, op.get("kind", "functional"), bool(op.get("view")), dtype, open_device(config), config.get("tolerances", []))
+    print(f"{a.op} {a.dtype} seed={seed} sample={a.sample} source={s.source}")
+    print(f"  input {describe(s)}")
+    for check, (status, msg) in sorted(runner.run(s).items()):
+        print(f"  {check:10} {status:5} {msg}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,369 @@
+"""One sample in, one verdict per check out.
+
+A sample is run twice -- on CPU (the reference) and on the device -- and the
+two runs are compared by independent checks, so that "wrong dtype" and "wrong
+values" show up as different failures:
+
+  errors     CPU raises <=> device raises (both raising passes; nothing else runs)
+  values     assert_close of outputs (and of mutated arguments), per-dtype tolerances
+  dtype      output dtypes equal
+  shape      output shapes equal
+  device     every output tensor lives on the device
+  strides    output strides equal (a warning only: strides are not contract)
+  inplace    in-place ops return self and mutate it like CPU does
+  out        out= ops return `out`, write into it and resize it
+  view       view ops share storage with their base (when CPU's result does)
+  gradients  backward on device vs CPU (functional ops, floating dtypes)
+  fallback   the device's own kernel ran, not the CPU fallback
+
+Verdicts are (status, message) with status one of pass, fail, warn, skip.
+Messages never contain addresses or timings, so reruns compare equal.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import warnings
+from typing import Any, Callable
+
+import torch
+from torch.utils._pytree import tree_flatten, tree_unflatten
+
+from .samples import DTYPE_NAMES, Sample, clone_tree, derive_seed, resolve_overload
+
+Verdict = tuple[str, str]
+
+# DESIGN.md: assert_close defaults; integers and bool exact.
+DEFAULT_TOL: dict[torch.dtype, tuple[float, float]] = {
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float64: (1e-7, 1e-7),
+    torch.complex64: (1.3e-6, 1e-5),
+    torch.complex128: (1e-7, 1e-7),
+}
+
+GRAD_DTYPES = (torch.float32, torch.float64)
+_MAX_MSG = 400
+
+
+def tolerance(op: str, dtype: torch.dtype, overrides: list[dict]) -> tuple[float, float]:
+    """Default per dtype; the last matching override (op glob, optional dtype) wins."""
+    rtol, atol = DEFAULT_TOL.get(dtype, (0.0, 0.0))
+    dname = DTYPE_NAMES.get(dtype, str(dtype))
+    for o in overrides:
+        if not fnmatch.fnmatchcase(op, o.get("op", "*")):
+            continue
+        if o.get("dtype") not in (None, "*", dname):
+            continue
+        rtol = float(o.get("rtol", rtol))
+        atol = float(o.get("atol", atol))
+    return rtol, atol
+
+
+def _short(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    first = text[0] if text else ""
+    # assert_close explains itself on several lines; keep the informative ones
+    if isinstance(e, AssertionError) and len(text) > 1:
+        first = " ".join(line.strip() for line in text[:4] if line.strip())
+    msg = f"{type(e).__name__}: {first}" if first else type(e).__name__
+    return msg[:_MAX_MSG]
+
+
+def nondeterministic(name: str, op: torch._ops.OpOverload) -> bool:
+    base = name.partition(".")[0]
+    if "empty" in base or base in ("resize_", "resize_as_", "set_"):
+        return True
+    return torch.Tag.nondeterministic_seeded in op.tags
+
+
+def _call(fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(), None
+    except Exception as e:  # a kernel's error, reported as error parity
+        return None, e
+
+
+def _compare(dev: Any, ref: Any, rtol: float, atol: float) -> str | None:
+    """None when equal, else why not."""
+    if isinstance(ref, torch.Tensor):
+        if not isinstance(dev, torch.Tensor):
+            return f"expected a tensor, got {type(dev).__name__}"
+        try:
+            d = dev.detach().to("cpu")
+            if d.shape != ref.shape:
+                return f"shape {list(d.shape)} != expected {list(ref.shape)}"
+            if d.dtype != ref.dtype:
+                d = d.to(ref.dtype)
+            torch.testing.assert_close(
+                d, ref.detach(), rtol=rtol, atol=atol, equal_nan=True, check_device=False, check_stride=False
+            )
+        except Exception as e:
+            return _short(e)
+        return None
+    if isinstance(ref, float) and isinstance(dev, (int, float)):
+        if ref != ref and dev != dev:
+            return None
+        return None if abs(dev - ref) <= atol + rtol * abs(ref) else f"{dev!r} != expected {ref!r}"
+    if dev != ref:
+        return f"{dev!r} != expected {ref!r}"
+    return None
+
+
+def _is_oom(e: BaseException) -> bool:
+    return isinstance(e, MemoryError) or "out of memory" in str(e).lower()
+
+
+def _tensors(x: Any) -> list[torch.Tensor]:
+    return [v for v in tree_flatten(x)[0] if isinstance(v, torch.Tensor)]
+
+
+def _storage_ptr(t: torch.Tensor) -> int:
+    try:
+        return t.untyped_storage().data_ptr()
+    except Exception:
+        return -1
+
+
+class Runner:
+    """Runs samples of one (overload, dtype) on CPU and the device."""
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        is_view: bool,
+        dtype: torch.dtype,
+        device: Any,
+        overrides: list[dict] | None = None,
+        grad_samples: int = 2,
+        phase: Callable[[str], None] | None = None,
+    ) -> None:
+        self.name = name
+        self.kind = kind
+        self.is_view = is_view
+        self.dtype = dtype
+        self.dev = device
+        self.op = resolve_overload(name)
+        self.schema = self.op._schema
+        self.rtol, self.atol = tolerance(name, dtype, overrides or [])
+        self.nondet = nondeterministic(name, self.op)
+        self.grad_samples = grad_samples
+        self.phase = phase or (lambda _p: None)
+        self.write_args = [
+            i
+            for i, a in enumerate(self.schema.arguments)
+            if a.alias_info is not None and a.alias_info.is_write and not a.kwarg_only
+        ]
+
+    # -- one sample -----------------------------------------------------------
+
+    def run(self, s: Sample, sample_index: int = 0) -> dict[str, Verdict]:
+        """Verdicts for one sample. Gradients are checked on the first
+        ``grad_samples`` sample indices only -- by index, not by count, so a
+        worker that resumes mid-task decides exactly as an uninterrupted one."""
+        r: dict[str, Verdict] = {}
+        func = self.op
+        cargs, ckw = clone_tree(s.args), clone_tree(s.kwargs)
+        couts = {n: torch.empty(0, dtype=d) for n, d in zip(s.out_names, s.out_dtypes)}
+        cres, cerr = _call(lambda: func(*cargs, **ckw, **couts))
+
+        self.phase("values")
+        dargs, dkw = self.dev.to_device(s.args), self.dev.to_device(s.kwargs)
+        douts = {n: torch.empty(0, dtype=d, device=self.dev.device) for n, d in zip(s.out_names, s.out_dtypes)}
+        dinputs = _tensors((dargs, dkw))
+        self.dev.reset_fallback_counts()
+        dres, derr = _call(lambda: self.dev.call(self.name, func, dargs, {**dkw, **douts}))
+        counts = self.dev.fallback_counts()
+
+        if cerr is not None and derr is not None:
+            r["errors"] = ("pass", "")
+            return r
+        if cerr is not None:
+            r["errors"] = ("fail", f"CPU raises ({_short(cerr)}) but the device returned a result")
+            return r
+        if derr is not None and _is_oom(derr):
+            r["values"] = ("crash", f"out of memory on the device: {_short(derr)}")
+            return r
+        if derr is not None:
+            r["errors"] = ("fail", f"device raised {_short(derr)}; CPU returns a result")
+            return r
+        r["errors"] = ("pass", "")
+
+        if self.dev.has_fallback_counter:
+            n = counts.get("aten::" + self.name, 0)
+            r["fallback"] = ("fail", f"ran on the CPU fallback ({n} call{'s' if n != 1 else ''})") if n else ("pass", "")
+
+        self._outputs(cres, dres, r)
+        if self.kind == "inplace" or self.write_args and self.kind != "out":
+            self._inplace(cargs, dargs, dres, r)
+        if self.kind == "out":
+            self._out(couts, douts, dres, r)
+        if self.is_view:
+            self._view(cargs, ckw, cres, dinputs, dres, r)
+        if (
+            self.kind in ("functional", "view")
+            and self.dtype in GRAD_DTYPES
+            and sample_index < self.grad_samples
+            and not self.nondet
+        ):
+            g = self._gradients(s)
+            if g is not None:
+                r["gradients"] = g
+        return r
+
+    # -- outputs --------------------------------------------------------------
+
+    def _outputs(self, cres: Any, dres: Any, r: dict[str, Verdict]) -> None:
+        cflat, cspec = tree_flatten(cres)
+        dflat, dspec = tree_flatten(dres)
+        if len(cflat) != len(dflat) or str(cspec) != str(dspec):
+            r["values"] = ("fail", f"returned {len(dflat)} values, CPU returns {len(cflat)}")
+            return
+        values: list[str] = []
+        dtypes: list[str] = []
+        shapes: list[str] = []
+        devices: list[str] = []
+        strides: list[str] = []
+        for i, (c, d) in enumerate(zip(cflat, dflat)):
+            at = f"output {i}: " if len(cflat) > 1 else ""
+            if isinstance(c, torch.Tensor) and isinstance(d, torch.Tensor):
+                if d.dtype != c.dtype:
+                    dtypes.append(f"{at}dtype {DTYPE_NAMES.get(d.dtype, d.dtype)} != expected {DTYPE_NAMES.get(c.dtype, c.dtype)}")
+                if d.shape != c.shape:
+                    shapes.append(f"{at}shape {list(d.shape)} != expected {list(c.shape)}")
+                if d.device.type != self.dev.device.type:
+                    devices.append(f"{at}on {d.device.type}, expected {self.dev.device.type}")
+                if d.shape == c.shape and d.layout == torch.strided and c.layout == torch.strided:
+                    ds = [st for sz, st in zip(d.shape, d.stride()) if sz > 1]
+                    cs = [st for sz, st in zip(c.shape, c.stride()) if sz > 1]
+                    if ds != cs:
+                        strides.append(f"{at}strides {list(d.stride())} != CPU {list(c.stride())}")
+                if not self.nondet:
+                    why = _compare(d, c, self.rtol, self.atol)
+                    if why is not None and d.shape == c.shape:
+                        values.append(at + why)
+            elif isinstance(c, torch.Tensor) or isinstance(d, torch.Tensor):
+                values.append(f"{at}returned {type(d).__name__}, CPU returns {type(c).__name__}")
+            elif not self.nondet:
+                why = _compare(d, c, self.rtol, self.atol)
+                if why is not None:
+                    values.append(at + why)
+        if self.nondet:
+            r["values"] = ("skip", "nondeterministic op: values not compared")
+        elif shapes and not values:
+            r["values"] = ("skip", "shapes differ")
+        else:
+            r["values"] = ("fail", "; ".join(values)) if values else ("pass", "")
+        r["dtype"] = ("fail", "; ".join(dtypes)) if dtypes else ("pass", "")
+        r["shape"] = ("fail", "; ".join(shapes)) if shapes else ("pass", "")
+        r["device"] = ("fail", "; ".join(devices)) if devices else ("pass", "")
+        r["strides"] = ("warn", "; ".join(strides)) if strides else ("pass", "")
+
+    def _inplace(self, cargs: tuple, dargs: tuple, dres: Any, r: dict[str, Verdict]) -> None:
+        problems: list[str] = []
+        idx = self.write_args or [0]
+        if self.kind == "inplace":
+            first = dres[0] if isinstance(dres, (tuple, list)) and dres else dres
+            if idx[0] < len(dargs) and first is not dargs[idx[0]]:
+                problems.append("returned a new tensor instead of self")
+        for i in idx:
+            if i >= len(cargs) or i >= len(dargs):
+                continue
+            if not isinstance(cargs[i], torch.Tensor):
+                continue
+            why = None if self.nondet else _compare(dargs[i], cargs[i], self.rtol, self.atol)
+            if why is not None:
+                name = self.schema.arguments[i].name
+                problems.append(f"'{name}' after the call differs from CPU: {why}")
+        r["inplace"] = ("fail", "; ".join(problems)) if problems else ("pass", "")
+
+    def _out(self, couts: dict, douts: dict, dres: Any, r: dict[str, Verdict]) -> None:
+        problems: list[str] = []
+        rflat = _tensors(dres)
+        for i, (n, dt) in enumerate(douts.items()):
+            ct = couts[n]
+            if i < len(rflat) and rflat[i] is not dt:
+                problems.append(f"returned a new tensor instead of '{n}'")
+            if dt.shape != ct.shape:
+                problems.append(f"'{n}' not resized: shape {list(dt.shape)}, expected {list(ct.shape)}")
+            elif not self.nondet:
+                why = _compare(dt, ct, self.rtol, self.atol)
+                if why is not None:
+                    problems.append(f"'{n}' holds wrong values: {why}")
+        r["out"] = ("fail", "; ".join(problems)) if problems else ("pass", "")
+
+    def _view(self, cargs: tuple, ckw: dict, cres: Any, dinputs: list, dres: Any, r: dict[str, Verdict]) -> None:
+        cin = {_storage_ptr(t) for t in _tensors((cargs, ckw)) if t.numel() > 0}
+        din = {_storage_ptr(t) for t in dinputs if t.numel() > 0}
+        problems: list[str] = []
+        checked = False
+        for i, (c, d) in enumerate(zip(_tensors(cres), _tensors(dres))):
+            if c.numel() == 0 or _storage_ptr(c) not in cin:
+                continue
+            checked = True
+            if _storage_ptr(d) not in din:
+                problems.append(f"output {i} is a copy, not a view of its input")
+        if problems:
+            r["view"] = ("fail", "; ".join(problems))
+        else:
+            r["view"] = ("pass", "") if checked else ("skip", "no aliasing output on CPU for this sample")
+
+    # -- gradients ------------------------------------------------------------
+
+    def _gradients(self, s: Sample) -> Verdict | None:
+        flat, spec = tree_flatten((clone_tree(s.args), clone_tree(s.kwargs)))
+        idx = [i for i, v in enumerate(flat) if isinstance(v, torch.Tensor) and v.is_floating_point()]
+        if not idx:
+            return None
+        base = [v for v in flat]
+
+        def leaves(vals: list) -> list:
+            out = list(vals)
+            for i in idx:
+                out[i] = out[i].detach().requires_grad_(True)
+            return out
+
+        cflat = leaves(base)
+        ca, ckw = tree_unflatten(cflat, spec)
+        cout, err = _call(lambda: self.op(*ca, **ckw))
+        if err is not None:
+            return None
+        couts = [o for o in _tensors(cout) if o.requires_grad and o.is_floating_point()]
+        if not couts:
+            return None
+        torch.manual_seed(derive_seed("grad", self.name))
+        gos = [torch.randn(o.shape, dtype=o.dtype) for o in couts]
+        cl = [cflat[i] for i in idx]
+        cg, err = _call(lambda: torch.autograd.grad(couts, cl, gos, allow_unused=True))
+        if err is not None:
+            return None
+
+        self.phase("gradients")
+        dflat = leaves([self.dev.to_device(v) for v in base])
+        da, dkw = tree_unflatten(dflat, spec)
+        dout, err = _call(lambda: self.dev.call(self.name, self.op, da, dkw))
+        if err is not None:
+            return ("fail", f"device forward with requires_grad raised {_short(err)}")
+        douts = [o for o in _tensors(dout) if o.is_floating_point()]
+        if len(douts) != len(couts) or not all(o.requires_grad for o in douts):
+            return ("fail", "device outputs do not require grad; autograd is not wired for this op")
+        dgos = [self.dev.to_device(g) for g in gos]
+        dl = [dflat[i] for i in idx]
+        dg, err = _call(lambda: torch.autograd.grad(douts, dl, dgos, allow_unused=True))
+        if err is not None:
+            return ("fail", f"device backward raised {_short(err)}")
+        problems = []
+        for k, (c, d) in enumerate(zip(cg, dg)):
+            if c is None and d is None:
+                continue
+            if c is None or d is None:
+                problems.append(f"grad of input {k}: {'missing' if d is None else 'unexpected'}")
+                continue
+            why = _compare(d, c, max(self.rtol, 1e-5) * 10, max(self.atol, 1e-5) * 10)
+            if why is not None:
+                problems.append(f"grad of input {k}: {why}")
+        return ("fail", "; ".join(problems)[:_MAX_MSG]) if problems else ("pass", "")

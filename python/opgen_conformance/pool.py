@@ -1,0 +1,387 @@
+"""The coordinator: a pool of persistent workers, a watchdog, the JSONL stream.
+
+A task is one (overload, dtype). Workers run tasks sample by sample and say
+which sample and check they are in ("begin"/"phase"). When a worker dies
+(segfault, abort, OOM kill) or says nothing for ``timeout_s`` (a hang), that
+sample is recorded as CRASH/TIMEOUT against the check it was in, the worker is
+replaced and the task continues at the next sample (Note [Sample determinism]
+in samples.py makes "the next sample" well defined in a fresh process).
+
+Note [Results stream]: every sample result is appended to the results file as
+one JSON line the moment it arrives, and a task's completion is its own line.
+``--resume`` reads the file back: finished tasks are skipped, unfinished ones
+continue after their last recorded sample, and a torn last line (the run was
+killed mid-write) is cut off. Nothing recorded is lost and nothing is run twice.
+
+Progress goes to stdout as JSON lines for the TypeScript driver.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from .samples import DTYPES, load_index
+from .worker import _die_with_parent
+
+HEADER_KEYS = ("seed", "max_samples", "grad_samples", "device")
+
+
+def emit(event: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(event, sort_keys=True) + "\n")
+    sys.stdout.flush()
+
+
+@dataclass
+class Task:
+    op: dict
+    dtype: str
+    start: int = 0
+    incidents: int = 0
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.op["name"], self.dtype)
+
+
+@dataclass
+class Worker:
+    proc: subprocess.Popen
+    state: str = "starting"  # starting | idle | busy
+    task: Task | None = None
+    k: int = -1
+    phase: str = "values"
+    last: float = field(default_factory=time.monotonic)
+    buf: bytes = b""
+    started: float = field(default_factory=time.monotonic)
+
+
+def read_results(
+    path: str,
+) -> tuple[dict | None, dict[tuple[str, str], int], set[tuple[str, str]], dict[tuple[str, str], int]]:
+    """(header, next sample per task, finished tasks, incidents per task); cuts a torn last line."""
+    header = None
+    incidents: dict[tuple[str, str], int] = {}
+    nxt: dict[tuple[str, str], int] = {}
+    done: set[tuple[str, str]] = set()
+    if not os.path.exists(path):
+        return header, nxt, done, incidents
+    with open(path, "rb") as f:
+        data = f.read()
+    good = data.rfind(b"\n") + 1
+    if good != len(data):
+        with open(path, "r+b") as f:
+            f.truncate(good)
+    for raw in data[:good].splitlines():
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            continue
+        kind = rec.get("kind")
+        if kind == "header":
+            header = rec
+        elif kind == "sample":
+            key = (rec["op"], rec["dtype"])
+            nxt[key] = max(nxt.get(key, 0), int(rec["sample"]) + 1)
+            if any(v[0] in ("crash", "timeout") for v in rec.get("checks", {}).values()):
+                incidents[key] = incidents.get(key, 0) + 1
+        elif kind == "task":
+            done.add((rec["op"], rec["dtype"]))
+    return header, nxt, done, incidents
+
+
+class Coordinator:
+    def __init__(self, config: dict) -> None:
+        self.config = config
+        self.results_path: str = config["results"]
+        self.timeout = float(config.get("timeout_s", 30))
+        self.startup_timeout = float(config.get("startup_timeout_s", 300))
+        self.nworkers = max(1, int(config.get("workers", 1)))
+        self.seed = int(config.get("seed", 0))
+        self.max_incidents = max(1, int(config.get("max_incidents", 2)))
+        self.sel = selectors.DefaultSelector()
+        self.workers: list[Worker] = []
+        self.pending: collections.deque[Task] = collections.deque()
+        self.tasks_total = 0
+        self.tasks_done = 0
+        self.samples = 0
+        self.startup_failures = 0
+        self.out: TextIO | None = None
+        self.log = None
+        self.worker_config = ""
+
+    # -- setup ------------------------------------------------------------------
+
+    def plan(self) -> None:
+        header = {k: self.config.get(k) for k in HEADER_KEYS}
+        header["kind"] = "header"
+        os.makedirs(os.path.dirname(os.path.abspath(self.results_path)), exist_ok=True)
+        nxt: dict[tuple[str, str], int] = {}
+        done: set[tuple[str, str]] = set()
+        incidents: dict[tuple[str, str], int] = {}
+        if self.config.get("resume"):
+            old, nxt, done, incidents = read_results(self.results_path)
+            if old is not None and any(old.get(k) != header.get(k) for k in HEADER_KEYS):
+                diff = ", ".join(f"{k} {old.get(k)!r} -> {header.get(k)!r}" for k in HEADER_KEYS if old.get(k) != header.get(k))
+                raise SystemExit(f"opgen-conformance: cannot resume {self.results_path}: it was run with other settings ({diff})")
+            fresh = old is None
+        else:
+            fresh = True
+        self.out = open(self.results_path, "a" if not fresh else "w")
+        if fresh:
+            self.out.write(json.dumps(header, sort_keys=True) + "\n")
+            self.out.flush()
+        for op in self.config["ops"]:
+            for dt in op.get("dtypes") or []:
+                if dt not in DTYPES:
+                    continue
+                self.tasks_total += 1
+                key = (op["name"], dt)
+                if key in done:
+                    self.tasks_done += 1
+                    continue
+                self.pending.append(Task(op, dt, nxt.get(key, 0), incidents.get(key, 0)))
+
+    def prepare_workers(self) -> None:
+        cache = self.config.get("cache_dir") or tempfile.mkdtemp(prefix="opgen-conformance-")
+        emit({"event": "index", "cache_dir": cache})
+        load_index(cache)
+        import torch
+
+        from .samples import INDEX_VERSION
+
+        index_path = os.path.join(cache, f"opinfo-index-{torch.__version__}-v{INDEX_VERSION}.json")
+        wc = dict(self.config)
+        wc["index"] = index_path
+        fd, self.worker_config = tempfile.mkstemp(prefix="opgen-worker-", suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump(wc, f)
+        self.log = open(self.results_path + ".log", "ab")
+
+    def spawn(self) -> Worker:
+        env = dict(os.environ)
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env.setdefault("OMP_NUM_THREADS", "1")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "opgen_conformance", "worker", "--config", self.worker_config],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            env=env,
+        )
+        w = Worker(proc)
+        os.set_blocking(proc.stdout.fileno(), False)
+        self.sel.register(proc.stdout, selectors.EVENT_READ, w)
+        self.workers.append(w)
+        return w
+
+    # -- the loop ---------------------------------------------------------------
+
+    def run(self) -> int:
+        self.plan()
+        t0 = time.monotonic()
+        emit({"event": "start", "tasks_total": self.tasks_total, "tasks_done": self.tasks_done, "workers": self.nworkers})
+        if self.pending:
+            self.prepare_workers()
+            for _ in range(min(self.nworkers, len(self.pending))):
+                self.spawn()
+        while self.pending or any(w.state == "busy" for w in self.workers):
+            spare = [w for w in self.workers if w.state != "busy"]
+            if self.pending and not spare and len(self.workers) < self.nworkers:
+                self.spawn()
+            events = self.sel.select(timeout=0.5)
+            for key, _ in events:
+                self.on_readable(key.data)
+            self.watchdog()
+        for w in list(self.workers):
+            self.stop(w, graceful=True)
+        emit(
+            {
+                "event": "finished",
+                "tasks_total": self.tasks_total,
+                "tasks_done": self.tasks_done,
+                "samples": self.samples,
+                "elapsed_s": round(time.monotonic() - t0, 3),
+            }
+        )
+        if self.out:
+            self.out.close()
+        return 0
+
+    def on_readable(self, w: Worker) -> None:
+        try:
+            chunk = os.read(w.proc.stdout.fileno(), 1 << 16)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self.on_death(w)
+            return
+        w.buf += chunk
+        while b"\n" in w.buf:
+            line, w.buf = w.buf.split(b"\n", 1)
+            if line.strip():
+                self.on_message(w, json.loads(line))
+
+    def on_message(self, w: Worker, msg: dict) -> None:
+        w.last = time.monotonic()
+        t = msg.get("t")
+        if t == "ready":
+            w.state = "idle"
+            self.startup_failures = 0
+            self.assign(w)
+        elif t == "begin":
+            w.k = int(msg["k"])
+            w.phase = "values"
+        elif t == "phase":
+            w.phase = msg["phase"]
+        elif t == "sample":
+            assert w.task is not None
+            self.record_sample(w.task, int(msg["k"]), msg["checks"], msg.get("source", ""), msg.get("desc", ""))
+        elif t == "done":
+            assert w.task is not None
+            self.record_done(w.task, int(msg["n"]))
+            w.task = None
+            w.state = "idle"
+            self.assign(w)
+
+    def assign(self, w: Worker) -> None:
+        if not self.pending:
+            self.stop(w, graceful=True)
+            return
+        task = self.pending.popleft()
+        w.task, w.k, w.phase, w.state, w.last = task, -1, "values", "busy", time.monotonic()
+        msg = {"op": task.op["name"], "kind": task.op.get("kind", "functional"), "view": bool(task.op.get("view"))}
+        msg.update({"dtype": task.dtype, "start": task.start})
+        try:
+            assert w.proc.stdin is not None
+            w.proc.stdin.write((json.dumps(msg) + "\n").encode())
+            w.proc.stdin.flush()
+        except OSError:
+            self.on_death(w)
+
+    def watchdog(self) -> None:
+        now = time.monotonic()
+        for w in list(self.workers):
+            if w.state == "busy" and now - w.last > self.timeout:
+                self.incident(w, "timeout", f"no answer in {self.timeout:g}s (hang) while checking {w.phase}")
+            elif w.state == "starting" and now - w.started > self.startup_timeout:
+                self.incident(w, "startup", f"worker did not start in {self.startup_timeout:g}s")
+
+    def on_death(self, w: Worker) -> None:
+        rc = w.proc.wait()
+        if rc < 0:
+            try:
+                sig = signal.Signals(-rc).name
+            except ValueError:
+                sig = f"signal {-rc}"
+            why = f"worker killed by {sig}"
+            if -rc == signal.SIGKILL:
+                why += " (out of memory?)"
+        else:
+            why = f"worker exited with status {rc}"
+        if w.state == "starting":
+            self.incident(w, "startup", why)
+        else:
+            self.incident(w, "crash", f"{why} while checking {w.phase}")
+
+    def incident(self, w: Worker, kind: str, message: str) -> None:
+        task, k = w.task, w.k
+        self.stop(w, graceful=False)
+        if kind == "startup":
+            self.startup_failures += 1
+            if self.startup_failures >= 3:
+                raise SystemExit(
+                    f"opgen-conformance: workers fail to start ({message}); see {self.results_path}.log"
+                )
+            return
+        if task is None:
+            return
+        k = k if k >= 0 else task.start
+        status = "crash" if kind == "crash" else "timeout"
+        self.record_sample(task, k, {w.phase: [status, message]}, "", "")
+        emit({"event": "incident", "kind": status, "op": task.op["name"], "dtype": task.dtype, "sample": k, "message": message})
+        if task.incidents + 1 >= self.max_incidents:
+            # Each crash costs a worker restart (seconds); a kernel that crashes
+            # on every sample would dominate the run. The rest is left unrun, said so.
+            self.record_done(task, k + 1, f"stopped after {task.incidents + 1} crashes/timeouts")
+        else:
+            self.pending.appendleft(Task(task.op, task.dtype, k + 1, task.incidents + 1))
+
+    def stop(self, w: Worker, graceful: bool) -> None:
+        if w in self.workers:
+            self.workers.remove(w)
+        try:
+            self.sel.unregister(w.proc.stdout)
+        except (KeyError, ValueError):
+            pass
+        if graceful and w.proc.poll() is None:
+            try:
+                assert w.proc.stdin is not None
+                w.proc.stdin.write(b'{"quit": true}\n')
+                w.proc.stdin.close()
+                w.proc.wait(timeout=10)
+            except Exception:
+                pass
+        if w.proc.poll() is None:
+            w.proc.kill()
+            w.proc.wait()
+        for s in (w.proc.stdin, w.proc.stdout):
+            try:
+                if s:
+                    s.close()
+            except OSError:
+                pass
+
+    # -- records ----------------------------------------------------------------
+
+    def record_sample(self, task: Task, k: int, checks: dict, source: str, desc: str) -> None:
+        rec = {
+            "kind": "sample",
+            "op": task.op["name"],
+            "dtype": task.dtype,
+            "sample": k,
+            "seed": self.seed,
+            "source": source,
+            "desc": desc,
+            "checks": checks,
+        }
+        assert self.out is not None
+        self.out.write(json.dumps(rec, sort_keys=True) + "\n")
+        self.out.flush()
+        self.samples += 1
+
+    def record_done(self, task: Task, n: int, stopped: str = "") -> None:
+        assert self.out is not None
+        rec: dict[str, Any] = {"kind": "task", "op": task.op["name"], "dtype": task.dtype, "samples": n}
+        if stopped:
+            rec["stopped"] = stopped
+        self.out.write(json.dumps(rec, sort_keys=True) + "\n")
+        self.out.flush()
+        self.tasks_done += 1
+        emit(
+            {
+                "event": "task",
+                "op": task.op["name"],
+                "dtype": task.dtype,
+                "tasks_done": self.tasks_done,
+                "tasks_total": self.tasks_total,
+                "samples": self.samples,
+            }
+        )
+
+
+def run(config_path: str) -> int:
+    _die_with_parent()
+    with open(config_path) as f:
+        config = json.load(f)
+    return Coordinator(config).run()

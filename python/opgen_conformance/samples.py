@@ -1,0 +1,586 @@
+"""Which inputs each aten overload is called with.
+
+OpInfo entries are Python API names (``torch.add``), not aten overloads
+(``add.Tensor``). We run each OpInfo's samples on CPU under a TorchDispatchMode
+and record, for every call that reaches the dispatcher, the overload and a copy
+of its arguments; such a recorded call *is* a sample for that overload, called
+directly afterwards. In-place and out= overloads reuse the samples of their
+functional sibling. Overloads no OpInfo reaches get samples synthesized from
+the schema (0-d, empty, non-contiguous and broadcast shapes; in-range dims).
+
+Note [Sample determinism]: the sample list of (overload, dtype, seed) is a pure
+function of those three (and the torch version): every generator is seeded with
+``derive_seed`` right before it runs, and samples are numbered in the order
+they are produced. A result's (seed, sample) therefore reruns it alone, and a
+worker that replaces a crashed one skips to sample k+1 by regenerating the list.
+
+Which OpInfos reach which overload is learned once (tracing ~700 OpInfos takes
+~30 s) and cached as JSON per torch version (``build_index``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import warnings
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten, tree_map
+
+INDEX_VERSION = 1
+
+DTYPES: dict[str, torch.dtype] = {
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "complex64": torch.complex64,
+    "complex128": torch.complex128,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
+    "int16": torch.int16,
+    "int32": torch.int32,
+    "int64": torch.int64,
+    "bool": torch.bool,
+}
+DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+
+
+def derive_seed(*parts: object) -> int:
+    """A stable 31-bit seed from any printable parts (Python's hash() is salted)."""
+    return zlib.crc32("|".join(str(p) for p in parts).encode()) & 0x7FFFFFFF
+
+
+def resolve_overload(name: str) -> torch._ops.OpOverload:
+    """``add.Tensor`` -> torch.ops.aten.add.Tensor; ``relu`` -> ...relu.default."""
+    base, _, overload = name.partition(".")
+    packet = getattr(torch.ops.aten, base)
+    return getattr(packet, overload or "default")
+
+
+def overload_name(op: torch._ops.OpOverload) -> str:
+    """The inverse of resolve_overload: ``aten::add.Tensor`` -> ``add.Tensor``."""
+    n = op.name()
+    return n[len("aten::") :] if n.startswith("aten::") else n
+
+
+@dataclass
+class Sample:
+    """One direct call of an overload: positional args and kwargs, all on CPU."""
+
+    args: tuple
+    kwargs: dict
+    source: str
+    # out= overloads: names of the out arguments; their tensors are made per run
+    out_names: tuple = ()
+    out_dtypes: tuple = ()
+    meta: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------
+# copying inputs without losing their layout
+
+
+def _copy_tensor(t: torch.Tensor, device: Any = None) -> torch.Tensor:
+    """A copy with the same sizes and strides (non-contiguous inputs stay so)."""
+    dev = device if device is not None else t.device
+    if t.layout != torch.strided:
+        return t.to(dev) if device is not None else t.clone()
+    try:
+        if _overlapping(t):
+            out = t.contiguous().to(dev) if device is not None else t.clone()
+        else:
+            out = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=dev)
+            out.copy_(t)
+    except Exception:
+        out = t.detach().clone().to(dev)
+    return out
+
+
+def _overlapping(t: torch.Tensor) -> bool:
+    return any(st == 0 and sz > 1 for sz, st in zip(t.size(), t.stride()))
+
+
+def clone_tree(x: Any, device: Any = None) -> Any:
+    def f(v: Any) -> Any:
+        if isinstance(v, torch.Tensor):
+            return _copy_tensor(v.detach(), device)
+        if device is not None and isinstance(v, torch.device) and v.type == "cpu":
+            return torch.device(device)
+        return v
+
+    return tree_map(f, x)
+
+
+# ---------------------------------------------------------------------------
+# tracing
+
+
+class _Capture(TorchDispatchMode):
+    """Records (overload, cloned args, kwargs) of every top-level aten call."""
+
+    def __init__(self, wanted: set[str] | None, limit: int = 64) -> None:
+        super().__init__()
+        self.wanted = wanted
+        self.limit = limit
+        self.calls: list[tuple[str, tuple, dict]] = []
+        self.seen: set[str] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        kwargs = kwargs or {}
+        name = overload_name(func) if isinstance(func, torch._ops.OpOverload) else str(func)
+        self.seen.add(name)
+        if self.wanted is not None and name in self.wanted and len(self.calls) < self.limit:
+            flat, _ = tree_flatten((args, kwargs))
+            if all(_plain(v) for v in flat):
+                self.calls.append((name, clone_tree(args), clone_tree(kwargs)))
+        return func(*args, **kwargs)
+
+
+def _plain(v: Any) -> bool:
+    if isinstance(v, torch.Tensor):
+        return type(v) is torch.Tensor and v.layout == torch.strided and not v.is_quantized
+    return True
+
+
+def _opinfo_key(op: Any) -> str:
+    return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+
+
+_OPDB: dict[str, Any] | None = None
+
+
+def opinfo_db() -> dict[str, Any]:
+    global _OPDB
+    if _OPDB is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from torch.testing._internal.common_methods_invocations import op_db
+
+        _OPDB = {}
+        for op in op_db:
+            _OPDB.setdefault(_opinfo_key(op), op)
+    return _OPDB
+
+
+def _run_opinfo_sample(op: Any, s: Any) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            op.op(s.input, *s.args, **s.kwargs)
+        except Exception:
+            pass
+
+
+def build_index(per_opinfo: int = 6) -> dict:
+    """Trace every OpInfo once (float32 or its first dtype): overload -> OpInfo keys."""
+    reach: dict[str, set[str]] = {}
+    opinfos: dict[str, list[str]] = {}
+    for key, op in sorted(opinfo_db().items()):
+        try:
+            dts = op.supported_dtypes("cpu")
+        except Exception:
+            continue
+        names = sorted(DTYPE_NAMES[d] for d in dts if d in DTYPE_NAMES)
+        if not names:
+            continue
+        opinfos[key] = names
+        dt = torch.float32 if torch.float32 in dts else DTYPES[names[0]]
+        try:
+            torch.manual_seed(derive_seed("index", key))
+            it = op.sample_inputs("cpu", dt, requires_grad=False)
+            for i, s in enumerate(it):
+                if i >= per_opinfo:
+                    break
+                cap = _Capture(None)
+                with cap:
+                    _run_opinfo_sample(op, s)
+                for n in cap.seen:
+                    reach.setdefault(n, set()).add(key)
+        except Exception:
+            continue
+    return {
+        "version": INDEX_VERSION,
+        "torch": torch.__version__,
+        "opinfos": opinfos,
+        "reach": {k: sorted(v) for k, v in sorted(reach.items())},
+    }
+
+
+def load_index(cache_dir: str | None) -> dict:
+    """The cached index for this torch, building (and caching) it when missing."""
+    path = None
+    if cache_dir:
+        path = os.path.join(cache_dir, f"opinfo-index-{torch.__version__}-v{INDEX_VERSION}.json")
+        try:
+            with open(path) as f:
+                idx = json.load(f)
+            if idx.get("version") == INDEX_VERSION and idx.get("torch") == torch.__version__:
+                return idx
+        except (OSError, ValueError):
+            pass
+    idx = build_index()
+    if path:
+        os.makedirs(cache_dir, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".index-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(idx, f)
+        os.replace(tmp, path)
+    return idx
+
+
+# ---------------------------------------------------------------------------
+# schema helpers
+
+
+def schema_of(name: str) -> torch._C.FunctionSchema:
+    return resolve_overload(name)._schema
+
+
+def out_arg_names(schema: torch._C.FunctionSchema) -> tuple[str, ...]:
+    return tuple(a.name for a in schema.arguments if a.kwarg_only and a.alias_info is not None and a.alias_info.is_write)
+
+
+def _arg_key(schema: torch._C.FunctionSchema, skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    return [(a.name, str(a.type)) for a in schema.arguments if a.name not in skip]
+
+
+def functional_sibling(name: str, kind: str) -> str | None:
+    """``add_.Tensor`` -> ``add.Tensor``; ``add.out`` -> ``add.Tensor``."""
+    try:
+        schema = schema_of(name)
+    except Exception:
+        return None
+    base, _, overload = name.partition(".")
+    if kind == "inplace":
+        fbase = base[:-1] if base.endswith("_") else base
+        cand = f"{fbase}.{overload}" if overload else fbase
+        try:
+            resolve_overload(cand)
+            return cand
+        except Exception:
+            return None
+    if kind == "out":
+        outs = out_arg_names(schema)
+        want = _arg_key(schema, outs)
+        for s in torch._C._jit_get_schemas_for_operator(f"aten::{base}"):
+            if out_arg_names(s):
+                continue
+            if any(a.alias_info is not None and a.alias_info.is_write for a in s.arguments):
+                continue
+            if _arg_key(s) == want:
+                return f"{base}.{s.overload_name}" if s.overload_name else base
+        return None
+    return None
+
+
+# ---------------------------------------------------------------------------
+# synthesis from the schema
+
+
+def _make(shape: tuple, dtype: torch.dtype, noncontig: bool = False) -> torch.Tensor:
+    if noncontig and len(shape) >= 2:
+        t = _make(tuple(reversed(shape)), dtype).t() if len(shape) == 2 else _make(shape, dtype)
+        return t
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
+    if dtype.is_floating_point or dtype.is_complex:
+        return torch.empty(shape, dtype=dtype).uniform_(-3, 3) if not dtype.is_complex else torch.randn(shape, dtype=dtype)
+    lo = 0 if dtype == torch.uint8 else -5
+    return torch.randint(lo, 6, shape, dtype=dtype)
+
+
+_VARIANTS = ("2d", "0d", "empty", "noncontig", "broadcast")
+
+
+def _synth_value(arg: Any, variant: str, dtype: torch.dtype, tensor_i: int) -> Any:
+    ty = str(arg.type)
+    name = arg.name
+    shapes = {"2d": (3, 4), "0d": (), "empty": (0, 4), "noncontig": (3, 4), "broadcast": (3, 1) if tensor_i == 0 else (1, 4)}
+    shape = shapes[variant]
+    nd = len(shape)
+    if ty in ("Tensor", "Optional[Tensor]"):
+        if ty.startswith("Optional") and tensor_i > 0:
+            return None
+        if name in ("index", "indices"):
+            return torch.randint(0, max(1, shape[-1] if nd else 1), shape or (), dtype=torch.int64)
+        return _make(shape, dtype, noncontig=variant == "noncontig")
+    if ty == "List[Tensor]":
+        return [_make(shape, dtype), _make(shape, dtype)]
+    if ty in ("number", "Optional[number]"):
+        return True if dtype == torch.bool else (2 if not (dtype.is_floating_point or dtype.is_complex) else 1.5)
+    if ty in ("int", "SymInt", "Optional[int]", "Optional[SymInt]"):
+        if "dim" in name:
+            return -1 if nd else 0
+        return 1
+    if ty in ("List[int]", "List[SymInt]", "Optional[List[int]]", "Optional[List[SymInt]]"):
+        if name in ("size", "shape", "sizes"):
+            return list(shape)
+        if "dim" in name:
+            return [-1] if nd else []
+        if name == "stride":
+            return list(torch.empty(shape).stride())
+        return [1]
+    if ty in ("bool", "Optional[bool]"):
+        return False
+    if ty in ("float", "Optional[float]"):
+        return 0.5
+    if ty in ("ScalarType", "Optional[ScalarType]"):
+        return dtype
+    if ty.startswith("Optional["):
+        return None
+    raise _Unsupported(ty)
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def synthesize(name: str, dtype: torch.dtype) -> list[Sample]:
+    """Samples from the schema alone: required args filled, defaults left alone."""
+    try:
+        schema = schema_of(name)
+    except Exception:
+        return []
+    outs = out_arg_names(schema)
+    samples: list[Sample] = []
+    for variant in _VARIANTS:
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        ti = 0
+        try:
+            for a in schema.arguments:
+                if a.name in outs:
+                    continue
+                if a.has_default_value():
+                    if a.kwarg_only and str(a.type) == "Optional[ScalarType]" and a.name == "dtype":
+                        kwargs["dtype"] = dtype
+                    continue
+                v = _synth_value(a, variant, dtype, ti)
+                if isinstance(v, torch.Tensor):
+                    ti += 1
+                if a.kwarg_only:
+                    kwargs[a.name] = v
+                else:
+                    args.append(v)
+        except _Unsupported:
+            return samples
+        if variant == "broadcast" and ti < 2:
+            continue
+        samples.append(
+            Sample(tuple(args), kwargs, f"schema:{variant}", out_names=outs, out_dtypes=tuple(dtype for _ in outs))
+        )
+    return samples
+
+
+# ---------------------------------------------------------------------------
+# the sample list of one task
+
+
+def _trace_for(
+    index: dict, wanted: str, dtype: torch.dtype, seed: int, per_opinfo: int, limit: int
+) -> Iterator[tuple[str, tuple, dict]]:
+    dname = DTYPE_NAMES.get(dtype, str(dtype))
+    keys = _rank_opinfos(wanted, index.get("reach", {}).get(wanted, []))
+    per_key = max(2, limit // 2)
+    db = None
+    for key in keys:
+        if dname not in index.get("opinfos", {}).get(key, []):
+            continue
+        if db is None:
+            db = opinfo_db()
+        op = db.get(key)
+        if op is None:
+            continue
+        torch.manual_seed(derive_seed(seed, wanted, dname, key))
+        try:
+            it = op.sample_inputs("cpu", dtype, requires_grad=False)
+            for i, s in enumerate(it):
+                if i >= per_opinfo:
+                    break
+                cap = _Capture({wanted}, limit=4)
+                with cap:
+                    _run_opinfo_sample(op, s)
+                taken = 0
+                for n, a, k in cap.calls:
+                    if not _has_dtype((a, k), dtype):
+                        continue
+                    yield f"opinfo:{key}#{i}", a, k
+                    taken += 1
+                    limit -= 1
+                    if limit <= 0:
+                        return
+                per_key -= taken
+                if per_key <= 0:
+                    break
+            per_key = max(2, limit // 2)
+        except Exception:
+            continue
+
+
+def _rank_opinfos(wanted: str, keys: list[str]) -> list[str]:
+    """OpInfos named like the overload first (``add`` for ``add.Tensor``), then the rest."""
+    base = wanted.partition(".")[0].rstrip("_").lstrip("_")
+
+    def rank(key: str) -> tuple[int, str]:
+        name = key.partition(".")[0] if not key.startswith("nn.") else key.split(".")[2] if key.count(".") > 1 else key
+        leaf = key.split(".")[-1]
+        if key == base or name == base:
+            return (0, key)
+        if leaf == base or base in key.split("."):
+            return (1, key)
+        return (2, key)
+
+    return sorted(keys, key=rank)
+
+
+def _has_dtype(tree: Any, dtype: torch.dtype) -> bool:
+    ts = [v for v in tree_flatten(tree)[0] if isinstance(v, torch.Tensor)]
+    return not ts or any(t.dtype == dtype for t in ts)
+
+
+def sample_list(
+    name: str,
+    kind: str,
+    dtype: torch.dtype,
+    seed: int,
+    index: dict,
+    max_samples: int,
+    per_opinfo: int = 12,
+) -> list[Sample]:
+    """The ordered samples of one (overload, dtype); see Note [Sample determinism]."""
+    out: list[Sample] = []
+    try:
+        schema = schema_of(name)
+    except Exception:
+        return out
+    outs = out_arg_names(schema) if kind == "out" else ()
+    target = name
+    if kind in ("inplace", "out"):
+        sib = functional_sibling(name, kind)
+        direct = list(_trace_for(index, name, dtype, seed, per_opinfo, max_samples))
+        for src, a, k in direct:
+            if kind == "out":
+                k = {kk: vv for kk, vv in k.items() if kk not in outs}
+                dts = _out_dtypes_via_cpu(name, a, k, outs, dtype)
+                if dts is None:
+                    continue
+                out.append(Sample(a, k, src, out_names=outs, out_dtypes=dts))
+            else:
+                out.append(Sample(a, k, src))
+        target = sib or name
+    traced_again = kind not in ("inplace", "out") or target != name
+    if len(out) < max_samples and traced_again:
+        budget = max(1, max_samples - 1 - len(out))
+        for src, a, k in _trace_for(index, target, dtype, seed, per_opinfo, budget):
+            if kind == "out":
+                dts = _out_dtypes_via_functional(target, a, k, len(outs))
+                if dts is None:
+                    continue
+                out.append(Sample(a, k, src + "->out", out_names=outs, out_dtypes=dts))
+            elif kind == "inplace" and target != name:
+                out.append(Sample(a, k, src + "->inplace"))
+            else:
+                out.append(Sample(a, k, src))
+            if len(out) >= max_samples:
+                break
+    if len(out) < max_samples:
+        torch.manual_seed(derive_seed(seed, name, DTYPE_NAMES.get(dtype, dtype), "schema"))
+        for s in synthesize(name, dtype):
+            if kind == "out" and s.out_names:
+                dts = _out_dtypes_via_cpu(name, s.args, s.kwargs, s.out_names, dtype)
+                s.out_dtypes = dts if dts is not None else s.out_dtypes
+            out.append(s)
+            if len(out) >= max_samples:
+                break
+    return out[:max_samples]
+
+
+def _out_dtypes_via_functional(fname: str, args: tuple, kwargs: dict, n: int) -> tuple | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = resolve_overload(fname)(*clone_tree(args), **clone_tree(kwargs))
+    except Exception:
+        return None
+    flat = [x for x in tree_flatten(r)[0] if isinstance(x, torch.Tensor)]
+    if len(flat) != n:
+        return None
+    return tuple(x.dtype for x in flat)
+
+
+def _out_dtypes_via_cpu(name: str, args: tuple, kwargs: dict, outs: tuple, dtype: torch.dtype) -> tuple | None:
+    """Dtypes CPU picks for out tensors: run with empty outs of `dtype`, read them back."""
+    try:
+        op = resolve_overload(name)
+        o = {n: torch.empty(0, dtype=dtype) for n in outs}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            op(*clone_tree(args), **clone_tree(kwargs), **o)
+        return tuple(o[n].dtype for n in outs)
+    except Exception:
+        return tuple(dtype for _ in outs)
+
+
+def describe(s: Sample) -> str:
+    """A short, address-free text of a sample for reports."""
+
+    def f(v: Any) -> str:
+        if isinstance(v, torch.Tensor):
+            nc = "" if v.is_contiguous() else ",noncontig"
+            return f"T{list(v.shape)}:{DTYPE_NAMES.get(v.dtype, str(v.dtype))}{nc}"
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(f(x) for x in v) + "]"
+        if isinstance(v, torch.dtype):
+            return DTYPE_NAMES.get(v, str(v))
+        if isinstance(v, float):
+            return repr(v)
+        return repr(v)
+
+    parts = [f(a) for a in s.args] + [f"{k}={f(v)}" for k, v in s.kwargs.items()]
+    return "(" + ", ".join(parts) + ")"
+
+
+Callback = Callable[[Sample], None]
+
+
+def core_overloads() -> list[str]:
+    """Overloads tagged ``core`` in the native_functions.yaml torch ships."""
+    import torchgen
+    import yaml
+
+    path = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native", "native_functions.yaml")
+    with open(path) as f:
+        entries = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    out = []
+    for e in entries:
+        tags = e.get("tags", [])
+        tags = [tags] if isinstance(tags, str) else tags
+        if "core" in tags:
+            out.append(e["func"].split("(", 1)[0])
+    return sorted(out)
+
+
+def op_info(name: str) -> dict:
+    """What the manifest may leave out, from the schema: kind, core, view."""
+    try:
+        op = resolve_overload(name)
+    except Exception:
+        return {"exists": False, "kind": "functional", "core": False, "view": False}
+    schema = op._schema
+    writes = [a for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write]
+    if out_arg_names(schema):
+        kind = "out"
+    elif writes and writes[0].name == "self" and name.partition(".")[0].endswith("_"):
+        kind = "inplace"
+    elif writes:
+        kind = "mutable"
+    else:
+        kind = "functional"
+    view = any(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
+    return {"exists": True, "kind": kind, "core": torch.Tag.core in op.tags, "view": view}

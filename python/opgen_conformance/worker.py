@@ -1,0 +1,105 @@
+"""A persistent worker: imports torch (and the device, and OpInfo) once, then
+runs tasks sent by the coordinator one JSON line at a time.
+
+Protocol (JSON lines; stdin from the coordinator, answers on the worker's
+original stdout -- fd 1 itself is pointed at stderr so that kernels printing to
+stdout cannot corrupt it):
+
+  <- {"op", "kind", "view", "dtype", "start"}
+  -> {"t": "ready"}                              once, after imports
+  -> {"t": "begin", "k": k}                      before sample k runs
+  -> {"t": "phase", "k": k, "phase": check}      the check now running on device
+  -> {"t": "sample", "k": k, "source", "desc", "checks": {check: [status, msg]}}
+  -> {"t": "done", "n": total_samples}
+
+The coordinator's watchdog reads "begin"/"phase" to know which sample and check
+a crash or hang belongs to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+
+def _die_with_parent() -> None:
+    """PR_SET_PDEATHSIG: a killed coordinator must not leave workers running."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)
+    except Exception:
+        pass
+
+
+def main(config_path: str) -> int:
+    _die_with_parent()
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def send(msg: dict[str, Any]) -> None:
+        proto.write(json.dumps(msg, sort_keys=True) + "\n")
+        proto.flush()
+
+    with open(config_path) as f:
+        config = json.load(f)
+
+    import torch
+
+    from .checks import Runner
+    from .device import open_device
+    from .samples import DTYPES, describe, sample_list
+
+    torch.set_num_threads(max(1, int(config.get("threads", 1))))
+    device = open_device(config)
+    with open(config["index"]) as f:
+        index = json.load(f)
+    if config.get("preload_opinfo", True):
+        from .samples import opinfo_db
+
+        opinfo_db()
+    send({"t": "ready"})
+
+    seed = int(config.get("seed", 0))
+    max_samples = int(config.get("max_samples", 6))
+    grad_samples = int(config.get("grad_samples", 3))
+    overrides = config.get("tolerances", [])
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        task = json.loads(line)
+        if task.get("quit"):
+            break
+        dtype = DTYPES[task["dtype"]]
+        samples = sample_list(task["op"], task["kind"], dtype, seed, index, max_samples)
+        cur = {"k": -1}
+
+        def phase(p: str) -> None:
+            send({"t": "phase", "k": cur["k"], "phase": p})
+
+        runner = Runner(task["op"], task["kind"], bool(task.get("view")), dtype, device, overrides, grad_samples, phase)
+        for k in range(int(task.get("start", 0)), len(samples)):
+            cur["k"] = k
+            s = samples[k]
+            send({"t": "begin", "k": k})
+            try:
+                checks = runner.run(s, k)
+            except Exception as e:  # a bug in a check, not in the kernel: still report it
+                checks = {"values": ("fail", f"runner error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")}
+            send(
+                {
+                    "t": "sample",
+                    "k": k,
+                    "source": s.source,
+                    "desc": describe(s),
+                    "checks": {c: list(v) for c, v in checks.items()},
+                }
+            )
+        send({"t": "done", "n": len(samples)})
+    return 0

@@ -1,0 +1,164 @@
+/**
+ * C++ types as data: what a schema type becomes in generated C++, kept as a
+ * small tree (torchgen's api/types CType family) so that code can ask
+ * structural questions ("is this a mutable reference?", "is this a list of
+ * tensors?") instead of matching strings, and so that printing lives in one
+ * place. Every node is frozen and prints itself with `cpp()`.
+ *
+ * Note [C++ type spelling]: `cpp()` spells types exactly as torchgen does
+ * (`const at::Tensor &`, `::std::optional<int64_t>`, `::std::tuple<a,b>`
+ * without spaces after commas) because vendors diff our header against the
+ * one torchgen gave them, and the oracle test compares declaration strings.
+ */
+import { assertNever } from "../util/errors.js";
+
+/** A named, non-templated C++ type: `at::Tensor`, `int64_t`, `c10::SymIntArrayRef`. */
+export interface BaseCType {
+  readonly kind: "base";
+  readonly name: string;
+  cpp(): string;
+}
+export interface ConstRefCType {
+  readonly kind: "constRef";
+  readonly elem: CType;
+  cpp(): string;
+}
+export interface MutRefCType {
+  readonly kind: "mutRef";
+  readonly elem: CType;
+  cpp(): string;
+}
+export interface OptionalCType {
+  readonly kind: "optional";
+  readonly elem: CType;
+  cpp(): string;
+}
+/** `::std::vector<T>` (returns of `Tensor[]`). */
+export interface VectorCType {
+  readonly kind: "vector";
+  readonly elem: CType;
+  cpp(): string;
+}
+/** `::std::array<T,N>` (`bool[3]`). */
+export interface ArrayCType {
+  readonly kind: "array";
+  readonly elem: CType;
+  readonly size: number;
+  cpp(): string;
+}
+export interface TupleCType {
+  readonly kind: "tuple";
+  readonly elems: readonly CType[];
+  cpp(): string;
+}
+/** `c10::List<T>` (`Tensor?[]`). */
+export interface ListCType {
+  readonly kind: "list";
+  readonly elem: CType;
+  cpp(): string;
+}
+/** `at::ArrayRef<T>` (`Scalar[]`, `Dimname[]`-like lists without a named alias). */
+export interface ArrayRefCType {
+  readonly kind: "arrayRef";
+  readonly elem: CType;
+  cpp(): string;
+}
+
+export type CType =
+  | BaseCType
+  | ConstRefCType
+  | MutRefCType
+  | OptionalCType
+  | VectorCType
+  | ArrayCType
+  | TupleCType
+  | ListCType
+  | ArrayRefCType;
+
+export function printCType(t: CType): string {
+  switch (t.kind) {
+    case "base":
+      return t.name;
+    case "constRef":
+      return `const ${printCType(t.elem)} &`;
+    case "mutRef":
+      return `${printCType(t.elem)} &`;
+    case "optional":
+      return `::std::optional<${printCType(t.elem)}>`;
+    case "vector":
+      return `::std::vector<${printCType(t.elem)}>`;
+    case "array":
+      return `::std::array<${printCType(t.elem)},${t.size}>`;
+    case "tuple":
+      return `::std::tuple<${t.elems.map(printCType).join(",")}>`;
+    case "list":
+      return `c10::List<${printCType(t.elem)}>`;
+    case "arrayRef":
+      return `at::ArrayRef<${printCType(t.elem)}>`;
+    default:
+      return assertNever(t, "C++ type");
+  }
+}
+
+function make<T extends Omit<CType, "cpp">>(node: T): T & { cpp(): string } {
+  const n = { ...node, cpp: () => printCType(n as unknown as CType) };
+  return Object.freeze(n);
+}
+
+const baseCache = new Map<string, BaseCType>();
+export function baseC(name: string): BaseCType {
+  let t = baseCache.get(name);
+  if (!t) {
+    t = make({ kind: "base", name } as const);
+    baseCache.set(name, t);
+  }
+  return t;
+}
+export const constRef = (elem: CType): ConstRefCType => make({ kind: "constRef", elem } as const);
+export const mutRef = (elem: CType): MutRefCType => make({ kind: "mutRef", elem } as const);
+export const optionalC = (elem: CType): OptionalCType => make({ kind: "optional", elem } as const);
+export const vectorC = (elem: CType): VectorCType => make({ kind: "vector", elem } as const);
+export const arrayC = (elem: CType, size: number): ArrayCType => make({ kind: "array", elem, size } as const);
+export const tupleC = (elems: readonly CType[]): TupleCType =>
+  make({ kind: "tuple", elems: Object.freeze([...elems]) } as const);
+export const listC = (elem: CType): ListCType => make({ kind: "list", elem } as const);
+export const arrayRefC = (elem: CType): ArrayRefCType => make({ kind: "arrayRef", elem } as const);
+
+/** Structural equality (types are small trees; printing is canonical). */
+export function ctypeEquals(a: CType, b: CType): boolean {
+  return printCType(a) === printCType(b);
+}
+
+/** The type with one outer `const &` / `&` removed. */
+export function stripRef(t: CType): CType {
+  return t.kind === "constRef" || t.kind === "mutRef" ? t.elem : t;
+}
+
+// The named C++ types the dispatcher API uses (torchgen api/types/types.py).
+export const T = Object.freeze({
+  void: baseC("void"),
+  bool: baseC("bool"),
+  int64: baseC("int64_t"),
+  double: baseC("double"),
+  tensor: baseC("at::Tensor"),
+  scalar: baseC("at::Scalar"),
+  scalarType: baseC("at::ScalarType"),
+  layout: baseC("at::Layout"),
+  device: baseC("at::Device"),
+  deviceIndex: baseC("at::DeviceIndex"),
+  memoryFormat: baseC("at::MemoryFormat"),
+  qscheme: baseC("at::QScheme"),
+  storage: baseC("at::Storage"),
+  stream: baseC("at::Stream"),
+  generator: baseC("at::Generator"),
+  dimVector: baseC("at::DimVector"),
+  stringView: baseC("c10::string_view"),
+  symInt: baseC("c10::SymInt"),
+  symBool: baseC("c10::SymBool"),
+  intArrayRef: baseC("at::IntArrayRef"),
+  symIntArrayRef: baseC("c10::SymIntArrayRef"),
+  optionalIntArrayRef: baseC("at::OptionalIntArrayRef"),
+  optionalSymIntArrayRef: baseC("at::OptionalSymIntArrayRef"),
+  tensorList: baseC("at::TensorList"),
+  iTensorListRef: baseC("at::ITensorListRef"),
+});

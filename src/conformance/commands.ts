@@ -1,0 +1,151 @@
+/**
+ * `opgen-backend test [project-dir]` and `opgen-backend report merge`:
+ * commander wiring only (src/cli/main.ts calls registerConformanceCommands).
+ */
+import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import type { Command } from "commander";
+import { UserError } from "../util/errors.js";
+import { style } from "../util/term.js";
+import { mergeReports, parseReport } from "./aggregate.js";
+import { checkOutcome, runTest, writeOutputs } from "./driver.js";
+import { toTerminal } from "./formats.js";
+import { parseDtypes, parseOpGlobs, parseShard } from "./select.js";
+
+function int(flag: string, min: number): (v: string) => number {
+  return (v: string) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) throw new UserError(`${flag} ${v}: expected an integer >= ${min}`);
+    return n;
+  };
+}
+
+function collect(v: string, prev: string[] = []): string[] {
+  return [...prev, v];
+}
+
+interface TestFlags {
+  python?: string;
+  manifest?: string;
+  ops?: string[];
+  core?: boolean;
+  dtypes?: string;
+  shard?: string;
+  workers?: number;
+  timeout: number;
+  seed: number;
+  maxSamples: number;
+  resume?: boolean;
+  results?: string;
+  expectations?: string;
+  faults?: string;
+  cacheDir?: string;
+  json?: string;
+  junit?: string;
+  html?: string;
+  markdown?: string;
+  quiet?: boolean;
+  failOnProblems: boolean;
+}
+
+export function registerConformanceCommands(program: Command): void {
+  program
+    .command("test")
+    .description("run the conformance suite: every registered overload vs eager CPU PyTorch, per dtype and check")
+    .argument("[project-dir]", "the backend project (its csrc/generated/op_manifest.json is read)", ".")
+    .option("--python <path>", "the Python the device package is installed in (else $OPGEN_PYTHON, else python3)")
+    .option("--manifest <file>", "op manifest to read instead of <project>/csrc/generated/op_manifest.json")
+    .option(
+      "--ops <globs>",
+      "only overloads matching these globs (comma-separated, repeatable), e.g. 'add*,mul.Tensor'",
+      collect,
+    )
+    .option("--core", "only the core-ATen overloads")
+    .option("--dtypes <list>", "only these dtypes, e.g. float32,int64")
+    .option("--shard <i/n>", "run the i-th of n deterministic shards (merge them with `report merge`)")
+    .option("-j, --workers <n>", "worker processes", int("--workers", 1))
+    .option("--timeout <s>", "seconds one sample may take before it counts as a hang", int("--timeout", 1), 60)
+    .option("--seed <n>", "seed for sample generation", int("--seed", 0), 0)
+    .option("--max-samples <n>", "samples per op and dtype", int("--max-samples", 1), 6)
+    .option("--resume", "continue the interrupted run recorded in the results file")
+    .option("--results <file>", "results JSONL (default <project>/.opgen/conformance/results[.shard-i-of-n].jsonl)")
+    .option(
+      "--expectations <file>",
+      "known failures and tolerances (default <project>/conformance-expectations.yaml if present)",
+    )
+    .option("--faults <file>", "dry run: test CPU with faults injected from this Python file instead of the device")
+    .option("--cache-dir <dir>", "where the OpInfo index is cached (default <project>/.opgen/cache)")
+    .option("--json <file>", "write the JSON report")
+    .option("--junit <file>", "write JUnit XML (one testcase per op × dtype × check)")
+    .option("--html <file>", "write the self-contained HTML report")
+    .option("--markdown <file>", "write the Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)")
+    .option("-q, --quiet", "no progress and no terminal summary")
+    .option("--no-fail-on-problems", "exit 0 even when checks fail")
+    .action(async (dir: string, f: TestFlags) => {
+      const { report } = await runTest({
+        projectDir: dir,
+        python: f.python,
+        manifest: f.manifest,
+        selection: {
+          ...(f.ops ? { globs: parseOpGlobs(f.ops) } : {}),
+          core: Boolean(f.core),
+          ...(f.dtypes ? { dtypes: parseDtypes(f.dtypes) } : {}),
+          ...(f.shard ? { shard: parseShard(f.shard) } : {}),
+        },
+        workers: f.workers ?? Math.max(1, Math.min(4, availableParallelism())),
+        timeoutS: f.timeout,
+        seed: f.seed,
+        maxSamples: f.maxSamples,
+        resume: Boolean(f.resume),
+        results: f.results,
+        expectations: f.expectations,
+        faults: f.faults,
+        cacheDir: f.cacheDir,
+        json: f.json,
+        junit: f.junit,
+        html: f.html,
+        markdown: f.markdown,
+        quiet: Boolean(f.quiet),
+      });
+      if (f.failOnProblems) checkOutcome(report);
+    });
+
+  const report = program.command("report").description("work with conformance reports");
+  report
+    .command("merge")
+    .description("combine the JSON reports of `test --shard i/n` runs into one report")
+    .argument("<reports...>", "JSON reports written by `test --json`")
+    .option("--json <file>", "write the merged JSON report")
+    .option("--junit <file>", "write JUnit XML")
+    .option("--html <file>", "write the HTML report")
+    .option("--markdown <file>", "write the Markdown summary")
+    .option("-q, --quiet", "no terminal summary")
+    .option("--no-fail-on-problems", "exit 0 even when the merged report has failures")
+    .action(
+      (
+        files: string[],
+        f: {
+          json?: string;
+          junit?: string;
+          html?: string;
+          markdown?: string;
+          quiet?: boolean;
+          failOnProblems: boolean;
+        },
+      ) => {
+        const reports = files.map((file) => {
+          let text: string;
+          try {
+            text = readFileSync(file, "utf8");
+          } catch (e) {
+            throw new UserError(`cannot read report ${file}: ${(e as Error).message}`);
+          }
+          return { file, report: parseReport(text, file) };
+        });
+        const merged = mergeReports(reports);
+        writeOutputs(merged, f);
+        if (!f.quiet) process.stdout.write(toTerminal(merged, style(process.stdout)));
+        if (f.failOnProblems) checkOutcome(merged);
+      },
+    );
+}

@@ -1,0 +1,302 @@
+/**
+ * `opgen-backend test`: selects operators from the op manifest, starts the
+ * Python runner (python/opgen_conformance, shipped in this package) with the
+ * user's Python through execa, shows its progress, then turns the results
+ * JSONL into every report asked for.
+ *
+ * The runner writes results to disk as they come (Note [Results stream] in
+ * python/opgen_conformance/pool.py); this side only reads them back once the
+ * runner has finished, so an interrupted `test` loses nothing and
+ * `--resume` picks up where it stopped.
+ */
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { execa } from "execa";
+import { resolvePython } from "../torch/discover.js";
+import { UserError } from "../util/errors.js";
+import { style, useColor } from "../util/term.js";
+import { aggregate, failed, makeReport, readJsonl } from "./aggregate.js";
+import { applyExpectations, EMPTY_EXPECTATIONS, type ExpectationsFile, loadExpectations } from "./expectations.js";
+import { toHtml, toJson, toJunit, toMarkdown, toTerminal } from "./formats.js";
+import { type OpInfo, type OpManifest, readManifest, type Selection, type Shard, selectOps } from "./select.js";
+import type { OpUnderTest, Report } from "./types.js";
+
+/** python/ next to src/ and dist/: this file is src/conformance/x.ts or dist/conformance/x.js. */
+export const PYTHON_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "python");
+
+export interface Outputs {
+  readonly json?: string;
+  readonly junit?: string;
+  readonly html?: string;
+  readonly markdown?: string;
+}
+
+export interface TestOptions extends Outputs {
+  readonly projectDir: string;
+  readonly python?: string;
+  readonly manifest?: string;
+  readonly selection: Selection;
+  readonly workers: number;
+  readonly timeoutS: number;
+  readonly seed: number;
+  readonly maxSamples: number;
+  readonly resume: boolean;
+  readonly results?: string;
+  readonly expectations?: string;
+  /** test CPU with faults injected from this Python file instead of the device */
+  readonly faults?: string;
+  readonly cacheDir?: string;
+  readonly quiet?: boolean;
+}
+
+export function pythonEnv(): Record<string, string> {
+  const prev = process.env.PYTHONPATH;
+  return { PYTHONPATH: prev ? `${PYTHON_DIR}${path.delimiter}${prev}` : PYTHON_DIR, PYTHONUNBUFFERED: "1" };
+}
+
+async function opsInfo(
+  python: string,
+  names: readonly string[],
+): Promise<{ coreTotal: number; info: Record<string, OpInfo> }> {
+  const r = await execa(python, ["-m", "opgen_conformance", "ops-info"], {
+    input: names.join("\n"),
+    env: pythonEnv(),
+    reject: false,
+  });
+  if (r.exitCode !== 0) {
+    const last = String(r.stderr).trim().split("\n").slice(-3).join("\n");
+    throw new UserError(
+      `the conformance runner cannot start with Python '${python}':\n${last}\nis torch installed there? pass --python or set OPGEN_PYTHON`,
+    );
+  }
+  const j = JSON.parse(String(r.stdout)) as { core_total: number; ops: Record<string, OpInfo> };
+  return { coreTotal: j.core_total, info: j.ops };
+}
+
+function shardSuffix(s?: Shard): string {
+  return s ? `.shard-${s.index}-of-${s.count}` : "";
+}
+
+export interface RunOutcome {
+  readonly report: Report;
+  readonly resultsFile: string;
+  readonly configFile: string;
+}
+
+export async function runTest(opts: TestOptions): Promise<RunOutcome> {
+  const project = path.resolve(opts.projectDir);
+  const manifestFile = path.resolve(opts.manifest ?? path.join(project, "csrc", "generated", "op_manifest.json"));
+  const manifest: OpManifest = readManifest(manifestFile);
+  const python = resolvePython(opts.python);
+  const expFile = opts.expectations ?? path.join(project, "conformance-expectations.yaml");
+  const exp: ExpectationsFile =
+    opts.expectations || existsSync(expFile) ? loadExpectations(expFile) : EMPTY_EXPECTATIONS;
+
+  const { coreTotal, info } = await opsInfo(
+    python,
+    manifest.operators.map((o) => o.name),
+  );
+  const { ops, unmatched } = selectOps(manifest, info, opts.selection);
+  if (unmatched.length > 0) {
+    throw new UserError(`--ops ${unmatched.join(", ")}: matches no operator in ${manifestFile}`);
+  }
+  if (ops.length === 0 && !opts.selection.shard) {
+    throw new UserError(`nothing to test: the selection matches no operator in ${manifestFile}`);
+  }
+
+  const outDir = path.join(project, ".opgen", "conformance");
+  const resultsFile = path.resolve(
+    opts.results ?? path.join(outDir, `results${shardSuffix(opts.selection.shard)}.jsonl`),
+  );
+  mkdirSync(path.dirname(resultsFile), { recursive: true });
+  const configFile = `${resultsFile}.config.json`;
+  const device = opts.faults ? "cpu" : manifest.device;
+  const config = {
+    device,
+    package: opts.faults ? null : manifest.python_package,
+    faults: opts.faults ? path.resolve(opts.faults) : null,
+    seed: opts.seed,
+    max_samples: opts.maxSamples,
+    grad_samples: 3,
+    timeout_s: opts.timeoutS,
+    workers: opts.workers,
+    resume: opts.resume,
+    results: resultsFile,
+    cache_dir: opts.cacheDir ?? path.join(project, ".opgen", "cache"),
+    tolerances: exp.tolerances,
+    ops: ops.map((o) => ({ name: o.op, kind: o.kind, view: o.view, core: o.core, dtypes: o.dtypes })),
+  };
+  writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
+  if (opts.resume && !existsSync(resultsFile)) {
+    process.stderr.write(`opgen-backend: no earlier results at ${resultsFile}; starting from scratch\n`);
+  }
+
+  await runPython(python, configFile, Boolean(opts.quiet));
+
+  const raw = readJsonl(resultsFile);
+  const results = applyExpectations(aggregate(raw, ops), exp.expectations);
+  const report = makeReport(
+    {
+      device,
+      seed: opts.seed,
+      max_samples: opts.maxSamples,
+      torch_version: manifest.torch_version ?? "",
+      shards: opts.selection.shard ? [`${opts.selection.shard.index}/${opts.selection.shard.count}`] : [],
+    },
+    ops,
+    results,
+    coreTotal,
+  );
+  writeOutputs(report, opts);
+  if (!opts.quiet) process.stdout.write(toTerminal(report, style(process.stdout)));
+  return { report, resultsFile, configFile };
+}
+
+export function writeOutputs(report: Report, out: Outputs): void {
+  const write = (file: string | undefined, text: () => string) => {
+    if (!file) return;
+    mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    writeFileSync(file, text());
+  };
+  write(out.json, () => toJson(report));
+  write(out.junit, () => toJunit(report));
+  write(out.html, () => toHtml(report));
+  write(out.markdown, () => toMarkdown(report));
+  const step = process.env.GITHUB_STEP_SUMMARY;
+  if (step) appendFileSync(step, toMarkdown(report));
+}
+
+export function checkOutcome(report: Report): void {
+  if (failed(report.summary)) {
+    const s = report.summary;
+    const parts = [
+      s.failed ? `${s.failed} failed` : "",
+      s.crashed ? `${s.crashed} crashed` : "",
+      s.timed_out ? `${s.timed_out} timed out` : "",
+      s.xpass ? `${s.xpass} unexpectedly passed (update the expectations file)` : "",
+    ].filter((p) => p);
+    throw new UserError(`conformance: ${parts.join(", ")}`);
+  }
+}
+
+type Event =
+  | { readonly event: "start"; readonly tasks_total: number; readonly tasks_done: number; readonly workers: number }
+  | { readonly event: "index"; readonly cache_dir: string }
+  | {
+      readonly event: "task";
+      readonly op: string;
+      readonly dtype: string;
+      readonly tasks_done: number;
+      readonly tasks_total: number;
+      readonly samples: number;
+    }
+  | {
+      readonly event: "incident";
+      readonly kind: "crash" | "timeout";
+      readonly op: string;
+      readonly dtype: string;
+      readonly sample: number;
+      readonly message: string;
+    }
+  | { readonly event: "finished"; readonly tasks_done: number; readonly samples: number; readonly elapsed_s: number };
+
+/** Live view on a TTY (one redrawn line); in CI or a pipe, a line per 10% and per incident. */
+class ProgressView {
+  private readonly tty = Boolean(process.stderr.isTTY) && !process.env.CI;
+  private readonly st = style(process.stderr);
+  private lastDecile = -1;
+  private readonly t0 = Date.now();
+  private crashes = 0;
+  private timeouts = 0;
+  constructor(private readonly quiet: boolean) {}
+
+  on(e: Event): void {
+    if (this.quiet) return;
+    switch (e.event) {
+      case "start":
+        this.line(
+          `conformance: ${e.tasks_total} op×dtype tasks (${e.tasks_done} already done), ${e.workers} workers`,
+          true,
+        );
+        break;
+      case "index":
+        if (!this.tty) this.line("conformance: loading the OpInfo index (first run builds it, ~30 s)", true);
+        break;
+      case "task": {
+        const pct = e.tasks_total > 0 ? Math.floor((100 * e.tasks_done) / e.tasks_total) : 100;
+        const bad = [
+          this.crashes ? this.st.red(`${this.crashes} crashed`) : "",
+          this.timeouts ? this.st.red(`${this.timeouts} timed out`) : "",
+        ]
+          .filter((x) => x)
+          .join(" ");
+        const rate = e.samples / Math.max(0.001, (Date.now() - this.t0) / 1000);
+        if (this.tty) {
+          const width = 24;
+          const fill = Math.round((width * pct) / 100);
+          const bar = `${"█".repeat(fill)}${"░".repeat(width - fill)}`;
+          this.redraw(
+            `${bar} ${e.tasks_done}/${e.tasks_total} ${e.samples} samples ${rate.toFixed(1)}/s ${bad} ${this.st.dim(`${e.op} ${e.dtype}`)}`,
+          );
+        } else if (Math.floor(pct / 10) !== this.lastDecile) {
+          this.lastDecile = Math.floor(pct / 10);
+          this.line(
+            `conformance: ${pct}% (${e.tasks_done}/${e.tasks_total} tasks, ${e.samples} samples, ${rate.toFixed(1)}/s) ${bad}`,
+            true,
+          );
+        }
+        break;
+      }
+      case "incident":
+        if (e.kind === "crash") this.crashes++;
+        else this.timeouts++;
+        this.line(`${this.st.red(e.kind.toUpperCase())} ${e.op} ${e.dtype} sample ${e.sample}: ${e.message}`, true);
+        break;
+      case "finished":
+        this.line(`conformance: ran ${e.samples} samples in ${e.elapsed_s.toFixed(1)} s`, true);
+        break;
+      default:
+        break;
+    }
+  }
+
+  private redraw(s: string): void {
+    process.stderr.write(`\r\u001b[2K${s}`);
+  }
+
+  private line(s: string, clear: boolean): void {
+    if (this.tty && clear) process.stderr.write("\r\u001b[2K");
+    process.stderr.write(`${s}\n`);
+  }
+}
+
+async function runPython(python: string, configFile: string, quiet: boolean): Promise<void> {
+  const view = new ProgressView(quiet);
+  const child = execa(python, ["-m", "opgen_conformance", "run", "--config", configFile], {
+    env: { ...pythonEnv(), ...(useColor(process.stderr) ? {} : { NO_COLOR: "1" }) },
+    reject: false,
+    buffer: { stdout: false, stderr: true },
+    stdin: "pipe",
+  });
+  let tail = "";
+  for await (const line of child.iterable({ from: "stdout" })) {
+    const text = String(line);
+    try {
+      view.on(JSON.parse(text) as Event);
+    } catch {
+      tail = `${tail}\n${text}`.slice(-4000);
+    }
+  }
+  const r = await child;
+  if (r.exitCode !== 0) {
+    const err = `${String(r.stderr ?? "")}\n${tail}`.trim().split("\n").slice(-6).join("\n");
+    throw new UserError(`the conformance runner failed (exit ${r.exitCode ?? r.signal}):\n${err}`);
+  }
+}
+
+export function readReportFile(file: string): string {
+  return readFileSync(file, "utf8");
+}
+
+export type { OpUnderTest };

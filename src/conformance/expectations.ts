@@ -1,0 +1,224 @@
+/**
+ * The per-backend expectations file: known failures (XFAIL) and per-op
+ * tolerances. Known failures that pass become XPASS so the file cannot rot.
+ *
+ *   expectations:
+ *     - op: "div.Tensor_mode"        # glob over overload names
+ *       dtype: float16               # optional glob; all dtypes when absent
+ *       check: values                # optional; all checks when absent
+ *       reason: "rounds toward zero"
+ *       issue: https://tracker/123   # optional
+ *   tolerances:
+ *     - op: "sum*"
+ *       dtype: bfloat16              # optional
+ *       rtol: 1e-2
+ *       atol: 1e-3
+ *
+ * Every problem is reported with file:line:col, all of them in one run
+ * (Note [Diagnostics] in src/util/errors.ts).
+ */
+import { readFileSync } from "node:fs";
+import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
+import { type Diagnostic, type SourceLoc, UserError } from "../util/errors.js";
+import { CHECKS, type Result } from "./types.js";
+
+export interface Expectation {
+  readonly op: string;
+  readonly dtype: string;
+  readonly check: string;
+  readonly reason: string;
+  readonly issue?: string;
+  readonly loc?: SourceLoc;
+}
+
+export interface Tolerance {
+  readonly op: string;
+  readonly dtype?: string;
+  readonly rtol?: number;
+  readonly atol?: number;
+}
+
+export interface ExpectationsFile {
+  readonly expectations: readonly Expectation[];
+  readonly tolerances: readonly Tolerance[];
+}
+
+export const EMPTY_EXPECTATIONS: ExpectationsFile = { expectations: [], tolerances: [] };
+
+export function loadExpectations(file: string): ExpectationsFile {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    throw new UserError(`cannot read expectations file ${file}: ${(e as Error).message}`);
+  }
+  return parseExpectations(text, file);
+}
+
+export function parseExpectations(text: string, file: string): ExpectationsFile {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc });
+  const diags: Diagnostic[] = [];
+  const locOf = (n: Node | null | undefined): SourceLoc | undefined => {
+    const off = n?.range?.[0];
+    if (off === undefined) return { file, line: 1, col: 1 };
+    const p = lc.linePos(off);
+    return { file, line: p.line, col: p.col };
+  };
+  const err = (n: Node | null | undefined, message: string) =>
+    diags.push({ severity: "error", loc: locOf(n), message });
+  for (const e of doc.errors) {
+    const p = lc.linePos(e.pos[0]);
+    diags.push({ severity: "error", loc: { file, line: p.line, col: p.col }, message: e.message.split("\n")[0] ?? "" });
+  }
+  if (diags.length > 0) throw UserError.fromDiagnostics(diags);
+  const expectations: Expectation[] = [];
+  const tolerances: Tolerance[] = [];
+  const root = doc.contents;
+  if (root === null || root === undefined) return EMPTY_EXPECTATIONS;
+  if (!isMap(root)) {
+    err(root, "the expectations file must be a mapping with keys `expectations` and/or `tolerances`");
+    throw UserError.fromDiagnostics(diags);
+  }
+  for (const pair of root.items) {
+    const key = isScalar(pair.key) ? String(pair.key.value) : "";
+    const value = pair.value as Node | null;
+    if (key !== "expectations" && key !== "tolerances") {
+      err(pair.key as Node, `unknown key '${key}'; allowed: expectations, tolerances`);
+      continue;
+    }
+    if (value === null || value === undefined) continue;
+    if (!isSeq(value)) {
+      err(value, `'${key}' must be a list of mappings`);
+      continue;
+    }
+    for (const item of value.items) {
+      const node = item as Node;
+      if (!isMap(node)) {
+        err(node, `each entry of '${key}' must be a mapping`);
+        continue;
+      }
+      const fields = new Map<string, { value: unknown; node: Node }>();
+      for (const p of node.items) {
+        const k = isScalar(p.key) ? String(p.key.value) : "";
+        fields.set(k, { value: isScalar(p.value) ? p.value.value : undefined, node: (p.value ?? p.key) as Node });
+      }
+      const allowed =
+        key === "expectations" ? ["op", "dtype", "check", "reason", "issue"] : ["op", "dtype", "rtol", "atol"];
+      for (const [k, f] of fields) {
+        if (!allowed.includes(k)) err(f.node, `unknown field '${k}' in ${key} entry; allowed: ${allowed.join(", ")}`);
+      }
+      const str = (k: string, required: boolean): string | undefined => {
+        const f = fields.get(k);
+        if (!f) {
+          if (required) err(node, `${key} entry needs '${k}'`);
+          return undefined;
+        }
+        if (typeof f.value !== "string" || f.value.length === 0) {
+          err(f.node, `'${k}' must be a non-empty string`);
+          return undefined;
+        }
+        return f.value;
+      };
+      const num = (k: string): number | undefined => {
+        const f = fields.get(k);
+        if (!f) return undefined;
+        const v = typeof f.value === "string" ? Number(f.value) : f.value;
+        if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
+          err(f.node, `'${k}' must be a non-negative number`);
+          return undefined;
+        }
+        return v;
+      };
+      const op = str("op", true);
+      const dtype = str("dtype", false);
+      if (key === "expectations") {
+        const check = str("check", false);
+        if (check !== undefined && check !== "*" && !(CHECKS as readonly string[]).includes(check)) {
+          err(fields.get("check")?.node, `unknown check '${check}'; allowed: ${CHECKS.join(", ")}`);
+        }
+        const reason = str("reason", true);
+        const issue = str("issue", false);
+        if (op && reason) {
+          expectations.push({
+            op,
+            dtype: dtype ?? "*",
+            check: check ?? "*",
+            reason,
+            ...(issue ? { issue } : {}),
+            loc: locOf(node),
+          });
+        }
+      } else {
+        const rtol = num("rtol");
+        const atol = num("atol");
+        if (rtol === undefined && atol === undefined) err(node, "a tolerances entry needs rtol and/or atol");
+        if (op)
+          tolerances.push({
+            op,
+            ...(dtype ? { dtype } : {}),
+            ...(rtol !== undefined ? { rtol } : {}),
+            ...(atol !== undefined ? { atol } : {}),
+          });
+      }
+    }
+  }
+  if (diags.length > 0) throw UserError.fromDiagnostics(diags);
+  return { expectations, tolerances };
+}
+
+/** fnmatch-style glob: `*`, `?` and `[...]`; everything else literal. */
+export function globToRegExp(glob: string): RegExp {
+  let re = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === "*") re += ".*";
+    else if (c === "?") re += ".";
+    else if (c === "[") {
+      const j = glob.indexOf("]", i + 1);
+      if (j < 0) re += "\\[";
+      else {
+        re += `[${glob
+          .slice(i + 1, j)
+          .replace(/^!/, "^")
+          .replace(/\\/g, "\\\\")}]`;
+        i = j;
+      }
+    } else re += c.replace(/[.+^${}()|\\/]/g, "\\$&");
+  }
+  return new RegExp(`^${re}$`);
+}
+
+export function globMatch(glob: string, s: string): boolean {
+  return globToRegExp(glob).test(s);
+}
+
+const FAILING = new Set(["fail", "crash", "timeout"]);
+
+/**
+ * Applies expectations: a matching failure becomes XFAIL; when none of an
+ * expectation's matching results fails, its passing results become XPASS.
+ */
+export function applyExpectations(results: readonly Result[], exp: readonly Expectation[]): Result[] {
+  const out = [...results];
+  for (const e of exp) {
+    const rop = globToRegExp(e.op);
+    const rdt = globToRegExp(e.dtype);
+    const rck = globToRegExp(e.check);
+    const idx: number[] = [];
+    out.forEach((r, i) => {
+      if (rop.test(r.op) && rdt.test(r.dtype) && rck.test(r.check)) idx.push(i);
+    });
+    const anyFailing = idx.some((i) => FAILING.has(out[i]!.status) || out[i]!.status === "xfail");
+    const expected = { reason: e.reason, ...(e.issue ? { issue: e.issue } : {}) };
+    for (const i of idx) {
+      const r = out[i]!;
+      if (FAILING.has(r.status)) {
+        out[i] = { ...r, status: "xfail", message: `expected (${e.reason}): ${r.status}: ${r.message}`, expected };
+      } else if (!anyFailing && r.status === "pass") {
+        out[i] = { ...r, status: "xpass", message: `expected to fail (${e.reason}) but passed`, expected };
+      }
+    }
+  }
+  return out;
+}

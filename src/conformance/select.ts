@@ -1,0 +1,149 @@
+/**
+ * Which operators and dtypes a run covers: the op manifest (docs/INTERFACES.md)
+ * filtered by `--ops` globs and `--core`, dtypes from the manifest's claims
+ * narrowed by `--dtypes`, then `--shard i/n`.
+ *
+ * Note [Deterministic shards]: shards partition the *sorted* selected ops
+ * round-robin (op j goes to shard j mod n), so every machine of a CI matrix
+ * computes the same partition from the same manifest and flags, the shards
+ * never overlap, and together they cover the unsharded selection exactly.
+ * An op's dtypes all stay in one shard, which keeps "passes on every claimed
+ * dtype" computable per shard.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { UserError } from "../util/errors.js";
+import { globMatch } from "./expectations.js";
+import { DEFAULT_DTYPES, DTYPE_ORDER, type OpKind, type OpUnderTest } from "./types.js";
+
+export interface ManifestOp {
+  readonly name: string;
+  readonly kind?: string;
+  readonly core?: boolean;
+  readonly view?: boolean;
+  readonly dtypes?: readonly string[];
+  readonly served_by?: string;
+}
+
+export interface OpManifest {
+  readonly device: string;
+  readonly python_package: string;
+  readonly torch_version?: string;
+  readonly dtypes?: readonly string[];
+  readonly operators: readonly ManifestOp[];
+}
+
+export function readManifest(file: string): OpManifest {
+  if (!existsSync(file)) {
+    throw new UserError(
+      `no op manifest at ${file}; run \`opgen-backend gen\` or \`opgen-backend build\` first, or pass --manifest`,
+    );
+  }
+  let m: OpManifest;
+  try {
+    m = JSON.parse(readFileSync(file, "utf8")) as OpManifest;
+  } catch (e) {
+    throw new UserError(`${file}: not valid JSON (${(e as Error).message}); regenerate it with \`opgen-backend gen\``);
+  }
+  if (!m || typeof m.device !== "string" || !Array.isArray(m.operators)) {
+    throw new UserError(
+      `${file}: not an op manifest (needs "device" and "operators"); regenerate it with \`opgen-backend gen\``,
+    );
+  }
+  return m;
+}
+
+export interface Shard {
+  /** 1-based */
+  readonly index: number;
+  readonly count: number;
+}
+
+export function parseShard(text: string): Shard {
+  const m = /^(\d+)\/(\d+)$/.exec(text.trim());
+  const index = m ? Number(m[1]) : Number.NaN;
+  const count = m ? Number(m[2]) : Number.NaN;
+  if (!m || count < 1 || index < 1 || index > count) {
+    throw new UserError(`--shard ${text}: expected i/n with 1 <= i <= n, e.g. --shard 1/4`);
+  }
+  return { index, count };
+}
+
+export function parseDtypes(text: string): string[] {
+  const list = text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  const bad = list.filter((d) => !(DTYPE_ORDER as readonly string[]).includes(d));
+  if (bad.length > 0 || list.length === 0) {
+    throw new UserError(
+      `--dtypes ${text}: unknown dtype ${bad.join(", ") || "(none)"}; allowed: ${DTYPE_ORDER.join(", ")}`,
+    );
+  }
+  return list;
+}
+
+/** `--ops` may repeat and hold comma-separated globs. */
+export function parseOpGlobs(values: readonly string[]): string[] {
+  return values
+    .flatMap((v) => v.split(","))
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+export interface OpInfo {
+  readonly exists: boolean;
+  readonly kind: OpKind;
+  readonly core: boolean;
+  readonly view: boolean;
+}
+
+export interface Selection {
+  readonly globs?: readonly string[];
+  readonly core?: boolean;
+  readonly dtypes?: readonly string[];
+  readonly shard?: Shard;
+}
+
+const KINDS: readonly OpKind[] = ["functional", "inplace", "out", "mutable", "scratch"];
+
+/**
+ * The ops under test. `info` fills what a manifest leaves out (kind, core,
+ * view, from the schema); the manifest wins where it speaks.
+ */
+export function selectOps(
+  manifest: OpManifest,
+  info: Readonly<Record<string, OpInfo>>,
+  sel: Selection,
+): { readonly ops: OpUnderTest[]; readonly unmatched: string[] } {
+  const globs = sel.globs ?? [];
+  const used = new Set<string>();
+  const names = [...new Set(manifest.operators.map((o) => o.name))].sort();
+  const byName = new Map(manifest.operators.map((o) => [o.name, o]));
+  const picked: OpUnderTest[] = [];
+  for (const name of names) {
+    const m = byName.get(name)!;
+    const i = info[name];
+    if (i && !i.exists) continue;
+    if (globs.length > 0) {
+      const hit = globs.filter((g) => globMatch(g, name));
+      if (hit.length === 0) continue;
+      for (const g of hit) used.add(g);
+    }
+    const kind = (KINDS as readonly string[]).includes(m.kind ?? "") ? (m.kind as OpKind) : (i?.kind ?? "functional");
+    const core = m.core ?? i?.core ?? false;
+    if (sel.core && !core) continue;
+    let dtypes = [...(m.dtypes ?? manifest.dtypes ?? sel.dtypes ?? DEFAULT_DTYPES)];
+    if (sel.dtypes) dtypes = dtypes.filter((d) => sel.dtypes!.includes(d));
+    if (dtypes.length === 0) continue;
+    picked.push({ op: name, kind, core, view: m.view ?? i?.view ?? false, dtypes });
+  }
+  const unmatched = globs.filter((g) => !used.has(g));
+  return { ops: shardOps(picked, sel.shard), unmatched };
+}
+
+/** Note [Deterministic shards]. */
+export function shardOps<T extends { readonly op: string }>(ops: readonly T[], shard?: Shard): T[] {
+  const sorted = [...ops].sort((a, b) => (a.op < b.op ? -1 : a.op > b.op ? 1 : 0));
+  if (!shard) return sorted;
+  return sorted.filter((_, j) => j % shard.count === shard.index - 1);
+}

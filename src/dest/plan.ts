@@ -1,0 +1,191 @@
+/**
+ * Decides, once, what every emitter prints: which kernels the backend class
+ * declares and which aten overloads get registered on which dispatch key,
+ * served by what. Header, registration files, manifest, stubs and the kernel
+ * check all read this plan, so they cannot disagree.
+ *
+ * The rules are torchgen's gen_backend_stubs (RegisterDispatchKey.
+ * gen_unstructured), with the places where torchgen crashes made to work:
+ *
+ * - An overload the YAML lists is served by its kernel,
+ *   `class_name::<dispatcher name>[_symint]`.
+ * - An unlisted out=/inplace overload whose group's functional overload is
+ *   listed gets a wrapper that calls the functional kernel and copies the
+ *   result into the outputs (torchgen gets_generated_out_inplace_wrapper).
+ *   Note [Derived wrappers beyond torchgen]: torchgen asserts on mutable
+ *   overloads (e.g. `_fused_moving_avg_obs_fq_helper`), on out= overloads
+ *   returning `()` with several outs (`_cudnn_rnn_backward.out`) and on
+ *   inplace overloads over tensor lists (`_foreach_add_.List`); we derive
+ *   those too, copying each functional result into the argument it updates.
+ * - With `use_out_as_primary: true` torchgen derives nothing; we derive the
+ *   inplace overload from a listed out= kernel (into a temporary of self's
+ *   dtype, then copied back); Note [Functional from out] says why the
+ *   functional overload is not derived.
+ * - `manual_kernel_registration` functions are declared but not registered.
+ */
+import type { BackendConfig, OpEntry } from "../backend/types.js";
+import { type DispatcherSignature, kernelSignature } from "../api/dispatcher.js";
+import { groupFunctions, hasSymInt, isGroup, schemaKind } from "../model/catalog.js";
+import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog, SchemaKind } from "../model/types.js";
+
+export type ServedBy = "kernel" | "derived_out" | "derived_inplace" | "autograd";
+
+/** A backend kernel: one static member of class_name. */
+export interface KernelDecl {
+  readonly op: string;
+  readonly f: NativeFunction;
+  readonly entry: OpEntry;
+  readonly sig: DispatcherSignature;
+  /** `static <decl>;` exactly as in the header. */
+  readonly declaration: string;
+  readonly symint: boolean;
+  readonly autograd: boolean;
+}
+
+export type Derivation =
+  /** call the kernel of `from` (functional), copy results into f's outputs/mutated arguments */
+  | { readonly kind: "fromFunctional"; readonly from: KernelDecl }
+  /** call the out= kernel `from` into temporaries / fresh outputs */
+  | { readonly kind: "fromOut"; readonly from: KernelDecl };
+
+export interface Registration {
+  /** Full operator name, e.g. `add.Tensor`. */
+  readonly op: string;
+  readonly f: NativeFunction;
+  readonly kind: SchemaKind;
+  readonly dispatchKey: string;
+  readonly autograd: boolean;
+  readonly servedBy: ServedBy;
+  /** The kernel that runs (for derived overloads: the kernel they call). */
+  readonly kernel: KernelDecl;
+  readonly derivation: Derivation | null;
+}
+
+export interface KeyPlan {
+  readonly dispatchKey: string;
+  readonly autograd: boolean;
+  readonly kernels: readonly KernelDecl[];
+  /** Sorted by op name. */
+  readonly registrations: readonly Registration[];
+}
+
+export interface Plan {
+  readonly config: BackendConfig;
+  readonly backend: KeyPlan;
+  readonly autograd: KeyPlan | null;
+  /**
+   * Header lines: backend declarations sorted and deduplicated, then autograd
+   * ones (torchgen gen_dispatchkey_nativefunc_headers).
+   */
+  readonly declarations: readonly string[];
+  /** Overloads torchgen would derive but we cannot (explained), by op name. */
+  readonly skipped: ReadonlyMap<string, string>;
+}
+
+function kernelDecl(entry: OpEntry, config: BackendConfig, autograd: boolean): KernelDecl {
+  const f = entry.fn;
+  const symint = config.symintNames.has(entry.name) && hasSymInt(f.func);
+  const sig = kernelSignature(f, symint);
+  return { op: entry.name, f, entry, sig, declaration: `static ${sig.decl()};`, symint, autograd };
+}
+
+function planKey(
+  entries: readonly OpEntry[],
+  config: BackendConfig,
+  catalog: OperatorCatalog,
+  dispatchKey: string,
+  autograd: boolean,
+  skipped: Map<string, string>,
+): KeyPlan {
+  const kernels = new Map<string, KernelDecl>();
+  for (const e of entries) if (!kernels.has(e.name)) kernels.set(e.name, kernelDecl(e, config, autograd));
+
+  const regs: Registration[] = [];
+  const add = (f: NativeFunction, servedBy: ServedBy, kernel: KernelDecl, derivation: Derivation | null) => {
+    if (f.manualKernelRegistration) return;
+    regs.push({
+      op: f.name,
+      f,
+      kind: schemaKind(f.func),
+      dispatchKey,
+      autograd,
+      servedBy: autograd && servedBy === "kernel" ? "autograd" : servedBy,
+      kernel,
+      derivation,
+    });
+  };
+
+  const seenGroups = new Set<NativeFunctionsGroup>();
+  for (const k of kernels.values()) {
+    add(k.f, "kernel", k, null);
+    const g = catalog.groupOf.get(k.op);
+    if (!g || seenGroups.has(g)) continue;
+    seenGroups.add(g);
+    deriveInGroup(g, kernels, config, add, skipped);
+  }
+  regs.sort((a, b) => cmp(a.op, b.op));
+  return { dispatchKey, autograd, kernels: [...kernels.values()], registrations: regs };
+}
+
+function deriveInGroup(
+  g: NativeFunctionsGroup,
+  kernels: ReadonlyMap<string, KernelDecl>,
+  config: BackendConfig,
+  add: (f: NativeFunction, servedBy: ServedBy, kernel: KernelDecl, derivation: Derivation | null) => void,
+  skipped: Map<string, string>,
+): void {
+  const functional = kernels.get(g.functional.name);
+  const out = kernels.get(g.out.name);
+  for (const f of groupFunctions(g)) {
+    if (kernels.has(f.name)) continue;
+    const kind = schemaKind(f.func);
+    if (!config.useOutAsPrimary) {
+      if (functional && kind !== "functional") {
+        add(f, kind === "out" ? "derived_out" : "derived_inplace", functional, { kind: "fromFunctional", from: functional });
+      }
+    } else if (out && (kind === "inplace" || kind === "functional")) {
+      const why = fromOutProblem(f, out);
+      if (why === null) {
+        add(f, "derived_inplace", out, { kind: "fromOut", from: out });
+      } else {
+        skipped.set(f.name, why);
+      }
+    }
+  }
+}
+
+/**
+ * Note [Functional from out]: an inplace overload is derived from an out=
+ * kernel into a temporary with self's options (an inplace result always has
+ * self's dtype), then copied back. A functional overload is not derived: its
+ * result dtype and device (type promotion, comparisons, factories) are only
+ * known to a meta function, so the vendor lists the functional kernel too.
+ */
+export function fromOutProblem(f: NativeFunction, out: KernelDecl): string | null {
+  if (schemaKind(f.func) !== "inplace") {
+    return "a functional overload is not derived from out= (its result dtype needs a meta function); list it";
+  }
+  const self = f.func.arguments.positional.find((a) => a.name === "self");
+  if (!self || self.type.kind !== "base" || self.type.name !== "Tensor") return "self is not a single Tensor";
+  const outs = out.f.func.arguments.out;
+  if (outs.length !== 1 || outs[0]!.type.kind !== "base") return "the out= overload does not have exactly one Tensor out";
+  return null;
+}
+
+export function buildPlan(config: BackendConfig, catalog: OperatorCatalog): Plan {
+  const skipped = new Map<string, string>();
+  const backendEntries = [...config.supported, ...config.fullCodegen];
+  const backend = planKey(backendEntries, config, catalog, config.backend, false, skipped);
+  const autograd =
+    config.autograd.length > 0 ? planKey(config.autograd, config, catalog, config.autogradKey, true, skipped) : null;
+  const uniqSorted = (xs: readonly KernelDecl[]) => [...new Set(xs.map((k) => k.declaration))].sort(cmp);
+  const declarations = [...uniqSorted(backend.kernels), ...(autograd ? uniqSorted(autograd.kernels) : [])];
+  return { config, backend, autograd, declarations, skipped };
+}
+
+/** Code-unit order, like Python's sorted() on str (no locale). */
+export function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export { isGroup };

@@ -1,0 +1,242 @@
+/**
+ * Plan -> `Register<Key>.cpp`: the C++ that puts the backend's kernels into
+ * the dispatcher under one dispatch key (torchgen RegisterDispatchKey for an
+ * external backend, same behaviour, different shape).
+ *
+ * Note [Registering function pointers]: torchgen wraps every kernel in a
+ * function and registers it with `TORCH_FN(wrapper)`, which instantiates the
+ * boxing/unboxing templates once per *function*. We register runtime function
+ * pointers (`m.impl(name, &fn)`), which instantiates them once per distinct
+ * *C++ function type*, and we only write a wrapper when it does something
+ * (device check/guard, or copying results for a derived out=/inplace
+ * overload); otherwise the kernel itself is registered. Both unboxed and
+ * boxed calls work exactly as with TORCH_FN; the only runtime difference is
+ * one indirect call, which the dispatcher makes anyway for runtime functors.
+ * Kernels with int64_t signatures for SymInt schemas are registered as they
+ * are: the dispatcher converts (Note [SymInt in kernel signatures]).
+ *
+ * Includes are the few headers the emitted code needs, not ATen/Functions.h.
+ */
+import type { Argument, NativeFunction } from "../model/types.js";
+import { cppFlags, DispatcherSignature, dispatcherName } from "../api/dispatcher.js";
+import { printCType } from "../api/ctype.js";
+import { hasSymInt, isTensorLike, isWrite, schemaKind, tensorOptions } from "../model/catalog.js";
+import type { BackendConfig } from "../backend/types.js";
+import type { KernelDecl, KeyPlan, Plan, Registration } from "./plan.js";
+
+export interface WrapperFn {
+  readonly name: string;
+  readonly signature: string;
+  readonly body: readonly string[];
+}
+
+export interface RegisterModel {
+  readonly dispatchKey: string;
+  readonly header: string;
+  readonly includes: readonly string[];
+  readonly wrappers: readonly WrapperFn[];
+  readonly registrations: readonly { readonly op: string; readonly fn: string }[];
+}
+
+/** `at::mychip::MychipNativeFunctions::add` */
+export function qualifiedKernel(config: BackendConfig, k: KernelDecl): string {
+  return `${config.cppNamespace}::${config.className}::${k.sig.name}`;
+}
+
+function wrapperName(dispatchKey: string, f: NativeFunction): string {
+  return `wrapper_${dispatchKey}_${f.func.name.overloadName}_${dispatcherName(f.func)}`;
+}
+
+/** torchgen gen_device_check: tensor-like out and positional arguments. */
+function deviceCheckLines(f: NativeFunction, wrapper: string): string[] {
+  if (f.deviceCheck === "NoCheck") return [];
+  const args = [...f.func.arguments.out, ...f.func.arguments.positional].filter((a) => isTensorLike(a.type));
+  if (args.length === 0) return [];
+  return [
+    "std::optional<c10::Device> common_device = std::nullopt;",
+    ...args.map(
+      (a) => `c10::impl::check_and_update_common_device(common_device, ${a.name}, "${wrapper}", "${a.name}");`,
+    ),
+  ];
+}
+
+/** torchgen's DeviceGuard choice: the `device` argument of factories, else the first tensor-like argument. */
+function deviceGuardLine(f: NativeFunction): string | null {
+  if (!f.deviceGuard) return null;
+  if (tensorOptions(f.func.arguments) !== null) {
+    return "const c10::DeviceGuard device_guard(at::device_or_default(device));";
+  }
+  const a = f.func.arguments;
+  const self = a.positional.filter((x) => x.name === "self");
+  const first = [...self, ...a.out, ...a.positional].find((x) => isTensorLike(x.type));
+  return first ? `const c10::OptionalDeviceGuard device_guard(at::device_of(${first.name}));` : null;
+}
+
+interface Emitted {
+  wrapper: WrapperFn | null;
+  fn: string;
+}
+
+class KeyEmitter {
+  private readonly kernelCallee = new Map<string, string>();
+  readonly uses = { copy: false, guard: false, check: false, empty: false };
+
+  constructor(
+    private readonly config: BackendConfig,
+    private readonly key: KeyPlan,
+  ) {}
+
+  /** What to call to run kernel k (its guarded wrapper when there is one). */
+  callee(k: KernelDecl): string {
+    return this.kernelCallee.get(k.op) ?? qualifiedKernel(this.config, k);
+  }
+
+  emitKernel(r: Registration): Emitted {
+    const k = r.kernel;
+    const name = wrapperName(this.key.dispatchKey, r.f);
+    const body: string[] = [];
+    if (this.config.deviceGuard) {
+      const check = deviceCheckLines(r.f, name);
+      const guard = deviceGuardLine(r.f);
+      if (check.length > 0) this.uses.check = true;
+      if (guard) this.uses.guard = true;
+      body.push(...check);
+      if (guard) body.push(guard);
+    }
+    if (body.length === 0) {
+      return { wrapper: null, fn: `static_cast<${k.sig.ptrType()}>(&${qualifiedKernel(this.config, k)})` };
+    }
+    body.push(`return ${qualifiedKernel(this.config, k)}(${k.sig.args.map((a) => a.name).join(", ")});`);
+    this.kernelCallee.set(k.op, name);
+    return { wrapper: { name, signature: k.sig.decl(name), body }, fn: `&${name}` };
+  }
+
+  emitFromFunctional(r: Registration, from: KernelDecl): Emitted {
+    this.uses.copy = true;
+    const f = r.f;
+    const name = wrapperName(this.key.dispatchKey, f);
+    const sig = new DispatcherSignature(f.func, cppFlags(f, from.symint && hasSymInt(f.func)), name);
+    const have = new Set(sig.args.map((a) => a.name));
+    const firstOut = f.func.arguments.out[0]?.name;
+    const fromOut: Record<string, string> = firstOut
+      ? {
+          dtype: `${firstOut}.scalar_type()`,
+          layout: `${firstOut}.layout()`,
+          device: `${firstOut}.device()`,
+          pin_memory: "::std::nullopt",
+        }
+      : {};
+    const callArgs = from.sig.args.map((a) => {
+      if (have.has(a.name)) return a.name;
+      const e = fromOut[a.name];
+      if (e === undefined) throw new Error(`cannot derive ${f.name} from ${from.op}: no value for '${a.name}'`);
+      return e;
+    });
+    const body = [`auto tmp = ${this.callee(from)}(${callArgs.join(", ")});`];
+
+    // The functional's results, in order: f's own returns, then every mutated
+    // argument that f does not return (torchgen FunctionSchema.signature()).
+    const fa = f.func.arguments;
+    const self = fa.positional.filter((a) => a.name === "self");
+    const post = fa.positional.filter((a) => a.name !== "self");
+    const mutated = [...self, ...fa.out, ...post].filter(isWrite);
+    const nReturns = f.func.returns.length;
+    const extra = mutated.filter((a) => !f.func.returns.some((r) => sameAlias(a, r.annotation)));
+    const total = nReturns + extra.length;
+    const elem = (i: number) => (total === 1 ? "tmp" : `std::get<${i}>(tmp)`);
+    const isOut = (a: Argument) => fa.out.includes(a);
+    const copyInto = (src: string, a: Argument): string[] => {
+      const op = isOut(a) ? "at::_copy_from_and_resize" : "at::_copy_from";
+      if (a.type.kind === "list") {
+        return [
+          `TORCH_CHECK(${src}.size() == ${a.name}.size(), "${f.name}: expected ", ${src}.size(), " tensors in '${a.name}', got ", ${a.name}.size());`,
+          `for (size_t i = 0; i < ${a.name}.size(); ++i) {`,
+          `  ${op}(${src}[i], ${a.name}[i]);`,
+          "}",
+        ];
+      }
+      return [`${op}(${src}, ${a.name});`];
+    };
+    const retExprs: string[] = [];
+    f.func.returns.forEach((ret, i) => {
+      const target = mutated.find((a) => sameAlias(a, ret.annotation));
+      if (target) {
+        body.push(...copyInto(elem(i), target));
+        retExprs.push(target.name);
+      } else {
+        retExprs.push(elem(i));
+      }
+    });
+    extra.forEach((a, j) => {
+      body.push(...copyInto(elem(nReturns + j), a));
+    });
+    if (nReturns === 1) body.push(`return ${retExprs[0]};`);
+    else if (nReturns > 1) body.push(`return ${printCType(sig.returns)}(${retExprs.join(", ")});`);
+    return { wrapper: { name, signature: sig.decl(), body }, fn: `&${name}` };
+  }
+
+  emitInplaceFromOut(r: Registration, from: KernelDecl): Emitted {
+    this.uses.copy = true;
+    this.uses.empty = true;
+    const f = r.f;
+    const name = wrapperName(this.key.dispatchKey, f);
+    const sig = new DispatcherSignature(f.func, cppFlags(f, from.symint && hasSymInt(f.func)), name);
+    const outArg = from.f.func.arguments.out[0]!.name;
+    const callArgs = from.sig.args.map((a) => (a.name === outArg ? "tmp" : a.name));
+    const body = [
+      "at::Tensor tmp = at::empty({0}, self.options());",
+      `${this.callee(from)}(${callArgs.join(", ")});`,
+      "at::_copy_from(tmp, self);",
+      "return self;",
+    ];
+    return { wrapper: { name, signature: sig.decl(), body }, fn: `&${name}` };
+  }
+}
+
+function sameAlias(a: Argument, ann: Argument["annotation"]): boolean {
+  if (!a.annotation || !ann) return false;
+  const x = a.annotation;
+  return (
+    x.isWrite === ann.isWrite &&
+    x.aliasSet.length === ann.aliasSet.length &&
+    x.aliasSet.every((s, i) => s === ann.aliasSet[i]) &&
+    x.aliasSetAfter.length === ann.aliasSetAfter.length &&
+    x.aliasSetAfter.every((s, i) => s === ann.aliasSetAfter[i])
+  );
+}
+
+export function registerModel(plan: Plan, key: KeyPlan, headerName: string, banner: string): RegisterModel {
+  const e = new KeyEmitter(plan.config, key);
+  const wrappers: WrapperFn[] = [];
+  const registrations: { op: string; fn: string }[] = [];
+  const emitted = new Map<string, Emitted>();
+  // Kernels first, so derived wrappers can call the guarded kernel wrappers.
+  for (const r of key.registrations) if (r.derivation === null) emitted.set(r.op, e.emitKernel(r));
+  for (const r of key.registrations) {
+    if (r.derivation === null) continue;
+    const d = r.derivation;
+    const kind = schemaKind(r.f.func);
+    emitted.set(
+      r.op,
+      d.kind === "fromFunctional"
+        ? e.emitFromFunctional(r, d.from)
+        : kind === "inplace"
+          ? e.emitInplaceFromOut(r, d.from)
+          : (() => {
+              throw new Error(`no derivation of ${r.op} from ${d.from.op}`);
+            })(),
+    );
+  }
+  for (const r of key.registrations) {
+    const x = emitted.get(r.op)!;
+    if (x.wrapper) wrappers.push(x.wrapper);
+    registrations.push({ op: r.op, fn: x.fn });
+  }
+  const includes = ["<ATen/Tensor.h>", "<torch/library.h>"];
+  if (e.uses.check) includes.push("<ATen/core/op_registration/adaption.h>");
+  if (e.uses.guard) includes.push("<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>");
+  if (e.uses.copy) includes.push("<ATen/ops/_copy_from.h>", "<ATen/ops/_copy_from_and_resize.h>");
+  if (e.uses.empty) includes.push("<ATen/ops/empty.h>");
+  includes.push(`"${headerName}"`);
+  return { dispatchKey: key.dispatchKey, header: banner, includes, wrappers, registrations };
+}

@@ -1,0 +1,77 @@
+/**
+ * Translates one installed torch (its packaged native_functions.yaml,
+ * tags.yaml and, on demand, derivatives.yaml) into the OperatorCatalog every
+ * other module reads: all operators including the autogen'd ones, lookup by
+ * full name, torchgen's groups, tags.
+ *
+ * Loading is on `gen`'s hot path, so it reads the two small-enough files with
+ * our own YAML reader (yamlreader.ts), parses each schema once, memoizes per
+ * YAML path, and leaves derivatives.yaml until `catalog.derivatives` is first
+ * read.
+ */
+import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import type { TorchInstall } from "../torch/discover.js";
+import { parseDerivativesYaml } from "./derivatives.js";
+import { groupFunctions, isGroup, parseNativeFunctionsYaml } from "./native.js";
+import { parseTagsYaml } from "./tags.js";
+import type { DerivativeInfo, NativeFunction, NativeFunctionsGroup, OperatorCatalog } from "./types.js";
+
+export { groupFunctions, isGroup, isViewOp } from "./native.js";
+export * from "./schema.js";
+
+/** The files a catalog is built from; TorchInstall satisfies it. */
+export interface CatalogSources {
+  readonly version: string;
+  readonly nativeFunctionsYaml: string;
+  readonly tagsYaml: string;
+  readonly derivativesYaml: string;
+}
+
+const cache = new Map<string, Promise<OperatorCatalog>>();
+
+/** The catalog of `install`'s torch; built once per native_functions.yaml path per process. */
+export function loadCatalog(install: TorchInstall | CatalogSources): Promise<OperatorCatalog> {
+  const key = install.nativeFunctionsYaml;
+  let p = cache.get(key);
+  if (!p) {
+    p = (async () => {
+      const [nf, tags] = await Promise.all([
+        readFile(install.nativeFunctionsYaml, "utf8"),
+        readFile(install.tagsYaml, "utf8"),
+      ]);
+      return buildCatalog(install, nf, tags);
+    })();
+    cache.set(key, p);
+    p.catch(() => cache.delete(key));
+  }
+  return p;
+}
+
+/** Builds a catalog from file contents (tests, and callers that already hold the text). */
+export function buildCatalog(src: CatalogSources, nativeFunctionsText: string, tagsText: string): OperatorCatalog {
+  const tags = parseTagsYaml(tagsText, src.tagsYaml);
+  const validTags = new Set(tags.map((t) => t.tag));
+  const { functions, groups } = parseNativeFunctionsYaml(nativeFunctionsText, src.nativeFunctionsYaml, validTags);
+  const byName = new Map<string, NativeFunction>();
+  for (const f of functions) byName.set(f.name, f);
+  const groupOf = new Map<string, NativeFunctionsGroup>();
+  for (const g of groups) {
+    if (!isGroup(g)) continue;
+    for (const f of groupFunctions(g)) groupOf.set(f.name, g);
+  }
+  let derivatives: ReadonlyMap<string, DerivativeInfo> | null = null;
+  return Object.freeze({
+    torchVersion: src.version,
+    functions: Object.freeze(functions),
+    byName,
+    groups: Object.freeze(groups),
+    groupOf,
+    tags: Object.freeze(tags),
+    // derivatives.yaml (~190 KB) is read only when asked for.
+    get derivatives(): ReadonlyMap<string, DerivativeInfo> {
+      derivatives ??= parseDerivativesYaml(readFileSync(src.derivativesYaml, "utf8"), src.derivativesYaml);
+      return derivatives;
+    },
+  });
+}

@@ -1,0 +1,6 @@
+/**
+ * The model's public surface in one import: types, schema parsing/printing,
+ * the catalog loader.
+ */
+export * from "./catalog.js";
+export type * from "./types.js";

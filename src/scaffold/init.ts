@@ -1,0 +1,175 @@
+/**
+ * `opgen-backend init`: renders scaffolds/ into a new backend project.
+ *
+ * A scaffold is a stack of layers: `scaffolds/common/` (device-independent:
+ * Python package, setup.py, backend.yaml, tests, CI, README) under
+ * `scaffolds/<device>/` (the runtime and kernels for one kind of hardware:
+ * `cpu` today, `cuda` next). A later layer's file replaces an earlier one at
+ * the same path. Files ending in `.hbs` are logic-free Handlebars templates
+ * (placeholders only) rendered with ScaffoldVars and lose the suffix; every
+ * other file is copied byte for byte. Path segments may hold placeholders
+ * too (`torch_{{name}}/`).
+ *
+ * Note [init changes nothing on error]: every check (name, device kind,
+ * target directory) runs and every file is rendered in memory before the
+ * first write, so a failing init leaves the disk as it was.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import Handlebars from "handlebars";
+import { deviceNameProblem, KNOWN_DEVICES } from "../backend/names.js";
+import { UserError } from "../util/errors.js";
+
+export const DEVICE_KINDS = ["cpu", "cuda"] as const;
+export type DeviceKind = (typeof DEVICE_KINDS)[number];
+
+/** Layers per device kind; `null` marks a kind that is planned but not shipped yet. */
+const LAYERS: Readonly<Record<DeviceKind, readonly string[] | null>> = {
+  cpu: ["common", "cpu"],
+  cuda: null,
+};
+
+/**
+ * Device names torch knows beyond c10's DeviceType list (names.ts): Python-level
+ * or historical backends a renamed PrivateUse1 must not shadow either.
+ */
+const EXTRA_RESERVED = ["ort", "hip", "xla", "privateuse1", "npu", "gpu", "accelerator", "backends"] as const;
+
+export interface InitOptions {
+  /** The torch device name, e.g. "mychip" (becomes torch.device("mychip"), torch.mychip, torch_mychip). */
+  readonly name: string;
+  readonly device?: DeviceKind | string;
+  /** Write into a non-empty directory, replacing files the scaffold has. */
+  readonly force?: boolean;
+}
+
+/** Everything a template may print. All values are checked identifiers. */
+export interface ScaffoldVars {
+  readonly name: string;
+  readonly NAME: string;
+  readonly Name: string;
+  readonly package: string;
+  readonly cpp_namespace: string;
+  readonly class_name: string;
+  readonly runtime_namespace: string;
+  readonly device_kind: DeviceKind;
+}
+
+export interface InitResult {
+  readonly dir: string;
+  readonly files: readonly string[];
+  readonly vars: ScaffoldVars;
+}
+
+/** Why `name` cannot be a device name for a new backend, or null. */
+export function initNameProblem(name: string): string | null {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+    return `"${name}" is not a Python identifier (it becomes the package torch_${name} and the attribute torch.${name})`;
+  }
+  const p = deviceNameProblem(name);
+  if (p) return p;
+  if ((EXTRA_RESERVED as readonly string[]).includes(name) || KNOWN_DEVICES.includes(name)) {
+    return `"${name}" collides with a device or attribute torch already has`;
+  }
+  return null;
+}
+
+export function scaffoldVars(name: string, kind: DeviceKind): ScaffoldVars {
+  const camel = name
+    .split("_")
+    .filter((s) => s.length > 0)
+    .map((s) => s[0]!.toUpperCase() + s.slice(1))
+    .join("");
+  return {
+    name,
+    NAME: name.toUpperCase(),
+    Name: camel,
+    package: `torch_${name}`,
+    cpp_namespace: `at::${name}`,
+    class_name: `${camel}NativeFunctions`,
+    runtime_namespace: `${name}_runtime`,
+    device_kind: kind,
+  };
+}
+
+/** The repository's scaffolds/ directory (works from src/ under tsx/vitest and from dist/). */
+export function scaffoldsRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const candidate = path.join(dir, "scaffolds");
+    if (existsSync(path.join(candidate, "common"))) return candidate;
+    dir = path.dirname(dir);
+  }
+  throw new Error("cannot find the scaffolds/ directory of opgen-backend");
+}
+
+function walk(root: string, rel = ""): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(path.join(root, rel), { withFileTypes: true })) {
+    const r = rel ? `${rel}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) out.push(...walk(root, r));
+    else if (entry.isFile()) out.push(r);
+  }
+  return out;
+}
+
+const hbs = Handlebars.create();
+
+function renderTemplate(text: string, vars: ScaffoldVars, where: string): string {
+  try {
+    // strict: a placeholder with no value is a bug in the scaffold, not an empty string.
+    return hbs.compile(text, { noEscape: true, strict: true })(vars);
+  } catch (err) {
+    throw new Error(`scaffold template ${where}: ${(err as Error).message}`);
+  }
+}
+
+/** Renders a scaffold in memory: relative output path -> content. */
+export function renderScaffold(kind: DeviceKind, vars: ScaffoldVars): Map<string, Buffer | string> {
+  const layers = LAYERS[kind];
+  if (!layers) throw new UserError(`--device ${kind} is not available yet; use --device cpu`);
+  const root = scaffoldsRoot();
+  const files = new Map<string, Buffer | string>();
+  for (const layer of layers) {
+    const base = path.join(root, layer);
+    for (const rel of walk(base)) {
+      const src = path.join(base, rel);
+      const isTemplate = rel.endsWith(".hbs");
+      const outRel = renderTemplate(isTemplate ? rel.slice(0, -4) : rel, vars, `${layer}/${rel} (path)`);
+      files.set(outRel, isTemplate ? renderTemplate(readFileSync(src, "utf8"), vars, `${layer}/${rel}`) : readFileSync(src));
+    }
+  }
+  return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+export function init(dir: string, opts: InitOptions): InitResult {
+  const problems: string[] = [];
+  const nameProblem = initNameProblem(opts.name);
+  if (nameProblem) problems.push(`--name: ${nameProblem}; choose a new lower-case name like mychip`);
+  const kind = opts.device ?? "cpu";
+  if (!(DEVICE_KINDS as readonly string[]).includes(kind)) {
+    problems.push(`--device: "${kind}" is not a device kind; use one of ${DEVICE_KINDS.join(", ")}`);
+  } else if (LAYERS[kind as DeviceKind] === null) {
+    problems.push(`--device: the ${kind} scaffold is not available yet; use --device cpu`);
+  }
+  const target = path.resolve(dir);
+  if (existsSync(target)) {
+    if (!statSync(target).isDirectory()) {
+      problems.push(`${dir} exists and is not a directory; nothing was changed`);
+    } else if (readdirSync(target).length > 0 && !opts.force) {
+      problems.push(`${dir} is not empty; nothing was changed (use --force to write the scaffold into it anyway)`);
+    }
+  }
+  if (problems.length > 0) {
+    throw new UserError(problems.length === 1 ? problems[0]! : `init: ${problems.length} problems`, problems.length === 1 ? [] : problems.map((message) => ({ severity: "error" as const, message })));
+  }
+  const vars = scaffoldVars(opts.name, kind as DeviceKind);
+  const files = renderScaffold(kind as DeviceKind, vars);
+  for (const [rel, content] of files) {
+    const abs = path.join(target, rel);
+    mkdirSync(path.dirname(abs), { recursive: true });
+    writeFileSync(abs, content);
+  }
+  return { dir: target, files: [...files.keys()], vars };
+}

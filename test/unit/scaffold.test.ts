@@ -1,0 +1,198 @@
+/**
+ * `opgen-backend init`: bad input is rejected with the reason and changes
+ * nothing; good input renders every scaffold file with its placeholders
+ * filled. (Building the result is the e2e test's job.)
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import YAML from "yaml";
+import { init, initNameProblem, renderScaffold, scaffoldVars } from "../../src/scaffold/init.js";
+import { UserError } from "../../src/util/errors.js";
+
+const tmp = mkdtempSync(path.join(tmpdir(), "opgen-scaffold-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+let n = 0;
+const fresh = () => path.join(tmp, `p${n++}`);
+
+function initError(dir: string, opts: Parameters<typeof init>[1]): string {
+  try {
+    init(dir, opts);
+  } catch (err) {
+    expect(err).toBeInstanceOf(UserError);
+    const e = err as UserError;
+    return [e.message, ...e.diagnostics.map((d) => d.message)].join("\n");
+  }
+  throw new Error("init did not fail");
+}
+
+describe("init: device names", () => {
+  const bad: [string, { given: string; want: RegExp }][] = [
+    ["not an identifier (dash)", { given: "my-chip", want: /not a Python identifier/ }],
+    ["not an identifier (digit first)", { given: "1chip", want: /not a Python identifier/ }],
+    ["not an identifier (space)", { given: "my chip", want: /not a Python identifier/ }],
+    ["empty", { given: "", want: /not a Python identifier/ }],
+    ["upper case", { given: "MyChip", want: /lower-case/ }],
+    ["digits (torch's parser rejects them)", { given: "chip2", want: /lower-case/ }],
+    ["python keyword", { given: "class", want: /keyword/ }],
+    ...[
+      "cpu",
+      "cuda",
+      "meta",
+      "xla",
+      "mps",
+      "hpu",
+      "xpu",
+      "mtia",
+      "ipu",
+      "lazy",
+      "vulkan",
+      "opengl",
+      "opencl",
+      "ideep",
+      "mkldnn",
+      "fpga",
+      "maia",
+      "ve",
+      "ort",
+      "hip",
+      "privateuseone",
+    ].map((d): [string, { given: string; want: RegExp }] => [
+      `torch device ${d}`,
+      { given: d, want: /torch already has|collides/ },
+    ]),
+  ];
+  it.each(bad)("%s", (_label, { given, want }) => {
+    expect(initNameProblem(given)).toMatch(want);
+    const dir = fresh();
+    expect(initError(dir, { name: given })).toMatch(want);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it.each([["mychip"], ["my_chip"], ["npu_x"]])("accepts %s", (name) => {
+    expect(initNameProblem(name)).toBeNull();
+  });
+});
+
+describe("init: target directory and device kind", () => {
+  it("refuses a non-empty directory and leaves it unchanged", () => {
+    const dir = fresh();
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, "keep.txt"), "mine");
+    expect(initError(dir, { name: "mychip" })).toMatch(/not empty; nothing was changed.*--force/);
+    expect(readdirSync(dir)).toEqual(["keep.txt"]);
+    expect(readFileSync(path.join(dir, "keep.txt"), "utf8")).toBe("mine");
+  });
+
+  it("writes into a non-empty directory with force, keeping unrelated files", () => {
+    const dir = fresh();
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, "keep.txt"), "mine");
+    init(dir, { name: "mychip", force: true });
+    expect(readFileSync(path.join(dir, "keep.txt"), "utf8")).toBe("mine");
+    expect(existsSync(path.join(dir, "backend.yaml"))).toBe(true);
+  });
+
+  it("refuses a path that is a file", () => {
+    const file = fresh();
+    writeFileSync(file, "x");
+    expect(initError(file, { name: "mychip" })).toMatch(/not a directory/);
+    expect(readFileSync(file, "utf8")).toBe("x");
+  });
+
+  it("accepts an existing empty directory", () => {
+    const dir = fresh();
+    mkdirSync(dir);
+    init(dir, { name: "mychip" });
+    expect(existsSync(path.join(dir, "setup.py"))).toBe(true);
+  });
+
+  it.each([
+    ["cuda", /not available yet/],
+    ["tpu", /not a device kind/],
+  ])("--device %s is rejected", (device, want) => {
+    const dir = fresh();
+    expect(initError(dir, { name: "mychip", device })).toMatch(want);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it("reports every problem at once", () => {
+    const dir = fresh();
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, "x"), "");
+    const msg = initError(dir, { name: "cpu", device: "tpu" });
+    expect(msg).toMatch(/3 problems/);
+    expect(msg).toMatch(/--name/);
+    expect(msg).toMatch(/--device/);
+    expect(msg).toMatch(/not empty/);
+  });
+});
+
+describe("init: rendered project", () => {
+  const dir = fresh();
+  const r = init(dir, { name: "my_chip" });
+
+  it("has the documented layout", () => {
+    for (const f of [
+      "backend.yaml",
+      "pyproject.toml",
+      "setup.py",
+      "README.md",
+      ".github/workflows/ci.yml",
+      "torch_my_chip/__init__.py",
+      "torch_my_chip/device.py",
+      "tests/test_my_chip.py",
+      "csrc/runtime/Allocator.cpp",
+      "csrc/runtime/Guard.cpp",
+      "csrc/runtime/Hooks.cpp",
+      "csrc/runtime/Generator.cpp",
+      "csrc/runtime/Fallback.cpp",
+      "csrc/runtime/Minimal.cpp",
+      "csrc/runtime/Serialization.cpp",
+      "csrc/runtime/Module.cpp",
+      "csrc/kernels/binary.cpp",
+      "csrc/kernels/common/Elementwise.h",
+    ]) {
+      expect(r.files, f).toContain(f);
+      expect(existsSync(path.join(dir, f)), f).toBe(true);
+    }
+    expect(r.files.some((f) => f.endsWith(".hbs") || f.includes("{{"))).toBe(false);
+  });
+
+  it("fills every placeholder", () => {
+    for (const f of r.files) {
+      const text = readFileSync(path.join(dir, f), "utf8");
+      // GitHub expressions ${{ ... }} are the only braces allowed to survive.
+      expect(text.replace(/\$\{\{[^}]*\}\}/g, ""), f).not.toMatch(/\{\{|\}\}/);
+    }
+  });
+
+  it("names the device consistently", () => {
+    const yaml = YAML.parse(readFileSync(path.join(dir, "backend.yaml"), "utf8"));
+    expect(yaml).toMatchObject({
+      backend: "PrivateUse1",
+      device: "my_chip",
+      cpp_namespace: "at::my_chip",
+      class_name: "MyChipNativeFunctions",
+    });
+    expect(yaml.supported).toEqual(
+      expect.arrayContaining(["add.Tensor", "mul.Tensor", "mm", "sum.dim_IntList", "relu"]),
+    );
+    const pyproject = readFileSync(path.join(dir, "pyproject.toml"), "utf8");
+    expect(pyproject).toContain('[project.entry-points."torch.backends"]');
+    expect(pyproject).toContain('torch_my_chip = "torch_my_chip:_autoload"');
+    const init = readFileSync(path.join(dir, "torch_my_chip/__init__.py"), "utf8");
+    expect(init).toContain("TORCH_MY_CHIP_STRICT_FALLBACK");
+    expect(readFileSync(path.join(dir, "csrc/kernels/binary.cpp"), "utf8")).toContain(
+      "at::Tensor MyChipNativeFunctions::add(",
+    );
+  });
+
+  it("is deterministic", () => {
+    const a = renderScaffold("cpu", scaffoldVars("mychip", "cpu"));
+    const b = renderScaffold("cpu", scaffoldVars("mychip", "cpu"));
+    expect([...a.keys()]).toEqual([...b.keys()]);
+    for (const [k, v] of a) expect(String(b.get(k)), k).toBe(String(v));
+  });
+});
