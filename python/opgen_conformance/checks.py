@@ -169,6 +169,8 @@ class Runner:
         func = self.op
         cargs, ckw = clone_tree(s.args), clone_tree(s.kwargs)
         couts = {n: torch.empty(0, dtype=d) for n, d in zip(s.out_names, s.out_dtypes)}
+        # eager CPU itself can crash on odd inputs; the watchdog must not blame the device
+        self.phase("reference")
         cres, cerr = _call(lambda: func(*cargs, **ckw, **couts))
 
         self.phase("values")

@@ -22,6 +22,7 @@ import collections
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -92,7 +93,7 @@ def read_results(
         elif kind == "sample":
             key = (rec["op"], rec["dtype"])
             nxt[key] = max(nxt.get(key, 0), int(rec["sample"]) + 1)
-            if any(v[0] in ("crash", "timeout") for v in rec.get("checks", {}).values()):
+            if rec.get("incident"):
                 incidents[key] = incidents.get(key, 0) + 1
         elif kind == "task":
             done.add((rec["op"], rec["dtype"]))
@@ -105,6 +106,7 @@ class Coordinator:
         self.results_path: str = config["results"]
         self.timeout = float(config.get("timeout_s", 30))
         self.startup_timeout = float(config.get("startup_timeout_s", 300))
+        self.gen_timeout = max(self.timeout, float(config.get("gen_timeout_s", 180)))
         self.nworkers = max(1, int(config.get("workers", 1)))
         self.seed = int(config.get("seed", 0))
         self.max_incidents = max(1, int(config.get("max_incidents", 2)))
@@ -136,6 +138,9 @@ class Coordinator:
             fresh = old is None
         else:
             fresh = True
+        self.samples_dir = self.results_path + ".samples"
+        if fresh and os.path.isdir(self.samples_dir):
+            shutil.rmtree(self.samples_dir, ignore_errors=True)
         self.out = open(self.results_path, "a" if not fresh else "w")
         if fresh:
             self.out.write(json.dumps(header, sort_keys=True) + "\n")
@@ -162,6 +167,7 @@ class Coordinator:
         index_path = os.path.join(cache, f"opinfo-index-{torch.__version__}-v{INDEX_VERSION}.json")
         wc = dict(self.config)
         wc["index"] = index_path
+        wc["samples_dir"] = self.samples_dir
         fd, self.worker_config = tempfile.mkstemp(prefix="opgen-worker-", suffix=".json")
         with os.fdopen(fd, "w") as f:
             json.dump(wc, f)
@@ -172,6 +178,9 @@ class Coordinator:
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("OMP_NUM_THREADS", "1")
+        # Load exactly the backend under test (RealDevice imports it), not every
+        # backend installed in this Python: two PrivateUse1 backends cannot coexist.
+        env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
         proc = subprocess.Popen(
             [sys.executable, "-m", "opgen_conformance", "worker", "--config", self.worker_config],
             stdin=subprocess.PIPE,
@@ -239,6 +248,8 @@ class Coordinator:
             w.state = "idle"
             self.startup_failures = 0
             self.assign(w)
+        elif t == "gen":
+            w.phase = "generate"
         elif t == "begin":
             w.k = int(msg["k"])
             w.phase = "values"
@@ -272,8 +283,12 @@ class Coordinator:
     def watchdog(self) -> None:
         now = time.monotonic()
         for w in list(self.workers):
-            if w.state == "busy" and now - w.last > self.timeout:
-                self.incident(w, "timeout", f"no answer in {self.timeout:g}s (hang) while checking {w.phase}")
+            # Generating samples may import OpInfo and trace (seconds, more on a
+            # loaded machine); it runs only CPU code of torch's, so it gets a
+            # generous limit of its own instead of the per-sample one.
+            limit = self.gen_timeout if w.phase == "generate" else self.timeout
+            if w.state == "busy" and now - w.last > limit:
+                self.incident(w, "timeout", f"no answer in {limit:g}s (hang) while {_doing(w.phase)}")
             elif w.state == "starting" and now - w.started > self.startup_timeout:
                 self.incident(w, "startup", f"worker did not start in {self.startup_timeout:g}s")
 
@@ -292,7 +307,7 @@ class Coordinator:
         if w.state == "starting":
             self.incident(w, "startup", why)
         else:
-            self.incident(w, "crash", f"{why} while checking {w.phase}")
+            self.incident(w, "crash", f"{why} while {_doing(w.phase)}")
 
     def incident(self, w: Worker, kind: str, message: str) -> None:
         task, k = w.task, w.k
@@ -301,14 +316,23 @@ class Coordinator:
             self.startup_failures += 1
             if self.startup_failures >= 3:
                 raise SystemExit(
-                    f"opgen-conformance: workers fail to start ({message}); see {self.results_path}.log"
+                    f"opgen-conformance: workers fail to start ({message}); "
+                    f"last lines of {self.results_path}.log:\n{self.log_tail()}"
                 )
             return
         if task is None:
             return
         k = k if k >= 0 else task.start
+        if w.phase == "generate":
+            w.phase = "values"
         status = "crash" if kind == "crash" else "timeout"
-        self.record_sample(task, k, {w.phase: [status, message]}, "", "")
+        if w.phase == "reference":
+            # eager CPU died on this input, not the device: nothing to compare against
+            status = "skip"
+            message = f"the CPU reference {'crashed' if kind == 'crash' else 'hung'} on this sample ({message})"
+            self.record_sample(task, k, {"errors": [status, message]}, "", "", incident=True)
+        else:
+            self.record_sample(task, k, {w.phase: [status, message]}, "", "", incident=True)
         emit({"event": "incident", "kind": status, "op": task.op["name"], "dtype": task.dtype, "sample": k, "message": message})
         if task.incidents + 1 >= self.max_incidents:
             # Each crash costs a worker restart (seconds); a kernel that crashes
@@ -342,9 +366,19 @@ class Coordinator:
             except OSError:
                 pass
 
+    def log_tail(self, n: int = 8) -> str:
+        try:
+            with open(self.results_path + ".log", "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 8192))
+                lines = f.read().decode(errors="replace").strip().splitlines()
+            return "\n".join(lines[-n:])
+        except OSError:
+            return ""
+
     # -- records ----------------------------------------------------------------
 
-    def record_sample(self, task: Task, k: int, checks: dict, source: str, desc: str) -> None:
+    def record_sample(self, task: Task, k: int, checks: dict, source: str, desc: str, incident: bool = False) -> None:
         rec = {
             "kind": "sample",
             "op": task.op["name"],
@@ -355,6 +389,8 @@ class Coordinator:
             "desc": desc,
             "checks": checks,
         }
+        if incident:
+            rec["incident"] = True
         assert self.out is not None
         self.out.write(json.dumps(rec, sort_keys=True) + "\n")
         self.out.flush()
@@ -378,6 +414,14 @@ class Coordinator:
                 "samples": self.samples,
             }
         )
+
+
+def _doing(phase: str) -> str:
+    if phase == "generate":
+        return "generating samples"
+    if phase == "reference":
+        return "running the CPU reference"
+    return f"checking {phase}"
 
 
 def run(config_path: str) -> int:

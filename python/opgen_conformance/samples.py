@@ -466,10 +466,11 @@ def sample_list(
         direct = list(_trace_for(index, name, dtype, seed, per_opinfo, max_samples))
         for src, a, k in direct:
             if kind == "out":
+                traced = [k.get(n) for n in outs]
                 k = {kk: vv for kk, vv in k.items() if kk not in outs}
-                dts = _out_dtypes_via_cpu(name, a, k, outs, dtype)
-                if dts is None:
+                if not all(isinstance(x, torch.Tensor) for x in traced):
                     continue
+                dts = tuple(x.dtype for x in traced)
                 out.append(Sample(a, k, src, out_names=outs, out_dtypes=dts))
             else:
                 out.append(Sample(a, k, src))
@@ -493,7 +494,9 @@ def sample_list(
         torch.manual_seed(derive_seed(seed, name, DTYPE_NAMES.get(dtype, dtype), "schema"))
         for s in synthesize(name, dtype):
             if kind == "out" and s.out_names:
-                dts = _out_dtypes_via_cpu(name, s.args, s.kwargs, s.out_names, dtype)
+                dts = _out_dtypes_via_functional(target, s.args, s.kwargs, len(s.out_names)) if target != name else None
+                if dts is None:
+                    dts = _out_dtypes_via_cpu(name, s.args, s.kwargs, s.out_names, dtype)
                 s.out_dtypes = dts if dts is not None else s.out_dtypes
             out.append(s)
             if len(out) >= max_samples:

@@ -7,6 +7,7 @@ stdout cannot corrupt it):
 
   <- {"op", "kind", "view", "dtype", "start"}
   -> {"t": "ready"}                              once, after imports
+  -> {"t": "gen"}                               before generating the task's samples
   -> {"t": "begin", "k": k}                      before sample k runs
   -> {"t": "phase", "k": k, "phase": check}      the check now running on device
   -> {"t": "sample", "k": k, "source", "desc", "checks": {check: [status, msg]}}
@@ -36,6 +37,34 @@ def _die_with_parent() -> None:
         pass
 
 
+def _samples(config: dict, task: dict, dtype: Any, seed: int, index: dict, max_samples: int) -> list:
+    """The task's sample list, from the run's sample cache when an earlier
+    worker made it: a worker replacing a crashed one then needs neither OpInfo
+    (seconds to import) nor tracing. See Note [Sample determinism]."""
+    import torch
+
+    from .samples import derive_seed, sample_list
+
+    d = config.get("samples_dir")
+    path = None
+    if d:
+        path = os.path.join(d, f"{derive_seed(task['op'], task['dtype'], task['kind'], seed, max_samples):08x}.pt")
+        try:
+            return torch.load(path, weights_only=False)
+        except Exception:
+            pass
+    samples = sample_list(task["op"], task["kind"], dtype, seed, index, max_samples)
+    if path:
+        try:
+            os.makedirs(d, exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.tmp"
+            torch.save(samples, tmp)
+            os.replace(tmp, path)
+        except Exception:
+            pass
+    return samples
+
+
 def main(config_path: str) -> int:
     _die_with_parent()
     proto = os.fdopen(os.dup(1), "w", buffering=1)
@@ -53,13 +82,13 @@ def main(config_path: str) -> int:
 
     from .checks import Runner
     from .device import open_device
-    from .samples import DTYPES, describe, sample_list
+    from .samples import DTYPES, describe
 
     torch.set_num_threads(max(1, int(config.get("threads", 1))))
     device = open_device(config)
     with open(config["index"]) as f:
         index = json.load(f)
-    if config.get("preload_opinfo", True):
+    if config.get("preload_opinfo", False):
         from .samples import opinfo_db
 
         opinfo_db()
@@ -77,7 +106,8 @@ def main(config_path: str) -> int:
         if task.get("quit"):
             break
         dtype = DTYPES[task["dtype"]]
-        samples = sample_list(task["op"], task["kind"], dtype, seed, index, max_samples)
+        send({"t": "gen"})
+        samples = _samples(config, task, dtype, seed, index, max_samples)
         cur = {"k": -1}
 
         def phase(p: str) -> None:

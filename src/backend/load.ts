@@ -3,10 +3,11 @@
  * plus our keys) into a validated, fully defaulted BackendConfig, resolving
  * every listed operator against the installed torch's catalog.
  *
- * We read the YAML with the `yaml` package's Document API rather than as plain
- * JS values so that every node keeps its offset and each Diagnostic can say
- * file:line:col. The whole file is checked before we throw: one UserError holds
- * every problem (Note [Diagnostics] in src/util/errors.ts).
+ * The text becomes a small tree whose nodes keep their offsets (ytree.ts), so
+ * each Diagnostic can say file:line:col: from fastyaml.ts when the file has the
+ * usual plain shape, else from the `yaml` package's Document API. The whole
+ * file is checked before we throw: one UserError holds every problem (Note
+ * [Diagnostics] in src/util/errors.ts).
  *
  * Scalars are read with the YAML 1.1 schema because torchgen reads these files
  * with PyYAML (YAML 1.1): `device_guard: yes` must mean what it means there.
@@ -14,21 +15,12 @@
  * to PyYAML but a boolean to the `yaml` package's 1.1 schema).
  */
 import { readFileSync } from "node:fs";
-import {
-  isAlias,
-  isMap,
-  isPair,
-  isScalar,
-  isSeq,
-  LineCounter,
-  type Pair,
-  parseDocument,
-  visit,
-  type YAMLMap,
-} from "yaml";
+import { createRequire } from "node:module";
+import type * as Yaml from "yaml";
 import { hasSymInt, parseSchema, SchemaParseError } from "../model/schema.js";
 import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog } from "../model/types.js";
 import { type Diagnostic, type SourceLoc, UserError } from "../util/errors.js";
+import { fastParse } from "./fastyaml.js";
 import {
   cppIdentifierProblem,
   cppNamespaceProblem,
@@ -49,6 +41,18 @@ import {
   type NonNativeEntry,
   type OpEntry,
 } from "./types.js";
+import { isAlias, isMap, isScalar, isSeq, type YMap, type YNode, type YPair } from "./ytree.js";
+
+/**
+ * The `yaml` package, loaded only when fastyaml.ts cannot read a file: it
+ * costs ~100 ms to import cold. Synchronous (loadBackendYaml is), through
+ * require: the package ships CommonJS for Node.
+ */
+let yamlModule: typeof Yaml | undefined;
+function yamlPackage(): typeof Yaml {
+  yamlModule ??= createRequire(import.meta.url)("yaml") as typeof Yaml;
+  return yamlModule;
+}
 
 /** Keys gen_backend_stubs.py / gen_lazy_tensor.py pop from the YAML (torch 2.13), same meaning here. */
 export const TORCHGEN_KEYS = [
@@ -87,8 +91,8 @@ const LAZY_IR_PROPERTIES: readonly string[] = [
 // PyYAML's bool resolver (yaml/resolver.py), which is what torchgen sees.
 const PYYAML_BOOL = /^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$/;
 
-/** Every operator of torch listed once is ~80 KB; anything near this is not a backend YAML. */
-const MAX_BYTES = 4 * 1024 * 1024;
+/** Every operator of torch listed once is ~80 K characters; anything near this is not a backend YAML. */
+const MAX_CHARS = 4 * 1024 * 1024;
 const MAX_FLOW_DEPTH = 32;
 
 /** Reads and validates `file`. Throws UserError with every problem found. */
@@ -104,9 +108,19 @@ export function loadBackendYaml(file: string, catalog: OperatorCatalog): Backend
   return parseBackendYaml(text, file, catalog);
 }
 
+export interface ParseOptions {
+  /** Use fastyaml.ts where it applies (default true); tests turn it off to compare both readers. */
+  readonly fastPath?: boolean;
+}
+
 /** As loadBackendYaml, for YAML text already in memory; `file` is only used in diagnostics. */
-export function parseBackendYaml(text: string, file: string, catalog: OperatorCatalog): BackendConfig {
-  const cx = new Checker(file, text, catalog);
+export function parseBackendYaml(
+  text: string,
+  file: string,
+  catalog: OperatorCatalog,
+  options: ParseOptions = {},
+): BackendConfig {
+  const cx = new Checker(file, text, catalog, options.fastPath ?? true);
   const config = cx.run();
   const diags = sortDiagnostics(cx.diags);
   if (config === null || diags.some((d) => d.severity === "error")) throw UserError.fromDiagnostics(diags);
@@ -200,26 +214,35 @@ function isNullScalar(node: unknown): boolean {
 
 class Checker {
   readonly diags: Diagnostic[] = [];
-  private readonly lc = new LineCounter();
+  /** Offsets where each line starts, for offset -> line:col. */
+  private readonly lineStarts: number[] = [0];
   private readonly ix: CatalogIndex;
 
   constructor(
     private readonly file: string,
     private readonly text: string,
     private readonly catalog: OperatorCatalog,
+    private readonly fastPath: boolean,
   ) {
     this.ix = catalogIndex(catalog);
+    for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) this.lineStarts.push(i + 1);
   }
 
   private locAt(offset: number): SourceLoc {
-    const p = this.lc.linePos(offset);
-    // linePos reports line 0 before the first newline is known.
-    return { file: this.file, line: Math.max(1, p.line), col: Math.max(1, p.col) };
+    // The last line start at or before offset.
+    let lo = 0;
+    let hi = this.lineStarts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.lineStarts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return { file: this.file, line: lo + 1, col: offset - this.lineStarts[lo]! + 1 };
   }
 
   private locOf(node: unknown): SourceLoc {
-    const range = (node as { range?: [number, number, number] } | null)?.range;
-    return this.locAt(range ? range[0] : 0);
+    const offset = (node as { offset?: number } | null)?.offset;
+    return this.locAt(offset ?? 0);
   }
 
   private error(loc: SourceLoc, message: string): void {
@@ -233,51 +256,9 @@ class Checker {
   /** Returns null when the file is too broken to check further (errors already recorded). */
   run(): Omit<BackendConfig, "warnings"> | null {
     if (!this.withinLimits()) return null;
-    const doc = parseDocument(this.text, {
-      lineCounter: this.lc,
-      version: "1.1",
-      // Duplicate keys are reported by us, citing both lines.
-      uniqueKeys: false,
-      merge: false,
-      prettyErrors: false,
-    });
-    for (const e of doc.errors) {
-      const msg = e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-      this.error(this.locAt(e.pos[0]), `invalid YAML: ${msg}; fix the syntax (see https://yaml.org/spec/1.1/)`);
-    }
-    if (doc.errors.length > 0) return null;
-    for (const w of doc.warnings) {
-      const msg = w.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-      this.error(this.locAt(w.pos[0]), `unsupported YAML: ${msg}; use plain scalars, lists and mappings without tags`);
-    }
-    // Anchors and aliases have no use in an op list and make alias bombs
-    // ("billion laughs") possible; we refuse them outright, before anything is
-    // expanded. One diagnostic per anchor (with its uses) keeps a bomb's
-    // report short.
-    const anchors = new Map<string, { loc: SourceLoc; uses: number[] }>();
-    const strayAliases: SourceLoc[] = [];
-    visit(doc, (_key, node) => {
-      if (node === null || isPair(node)) return;
-      if (isAlias(node)) {
-        const a = anchors.get(node.source);
-        if (a) a.uses.push(this.locOf(node).line);
-        else strayAliases.push(this.locOf(node));
-        return;
-      }
-      const anchor = (node as { anchor?: string }).anchor;
-      if (anchor && !anchors.has(anchor)) anchors.set(anchor, { loc: this.locOf(node), uses: [] });
-    });
-    for (const [name, a] of anchors) {
-      const n = a.uses.length;
-      const distinct = [...new Set(a.uses)];
-      const lines = distinct.slice(0, 5).join(", ") + (distinct.length > 5 ? ", ..." : "");
-      const where = `line${distinct.length === 1 ? "" : "s"} ${lines}`;
-      const used = n === 0 ? "" : ` (used by ${n} alias${n === 1 ? "" : "es"}, ${where})`;
-      this.error(a.loc, `YAML anchor &${name}${used} is not allowed; write values out in full, without & and *`);
-    }
-    for (const loc of strayAliases) this.error(loc, "YAML alias is not allowed; write the value out in full");
-
-    const top = doc.contents;
+    const fast = this.fastPath ? fastParse(this.text) : undefined;
+    const top = fast === undefined ? this.parseFully() : fast;
+    if (top === undefined) return null;
     if (isNullScalar(top)) {
       this.error(
         this.locAt(0),
@@ -296,6 +277,60 @@ class Checker {
   }
 
   /**
+   * Reads the file with the `yaml` package (everything fastyaml.ts does not
+   * cover). Returns the top node, or undefined after a syntax error: the tree
+   * is then unreliable, so the syntax errors are all we report.
+   */
+  private parseFully(): YNode | null | undefined {
+    const Y = yamlPackage();
+    const doc = Y.parseDocument(this.text, {
+      version: "1.1",
+      // Duplicate keys are reported by us, citing both lines.
+      uniqueKeys: false,
+      merge: false,
+      prettyErrors: false,
+    });
+    for (const e of doc.errors) {
+      const msg = e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+      this.error(this.locAt(e.pos[0]), `invalid YAML: ${msg}; fix the syntax (see https://yaml.org/spec/1.1/)`);
+    }
+    if (doc.errors.length > 0) return undefined;
+    for (const w of doc.warnings) {
+      const msg = w.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+      this.error(this.locAt(w.pos[0]), `unsupported YAML: ${msg}; use plain scalars, lists and mappings without tags`);
+    }
+    // Anchors and aliases have no use in an op list and make alias bombs
+    // ("billion laughs") possible; we refuse them outright, before anything is
+    // expanded. One diagnostic per anchor (with its uses) keeps a bomb's
+    // report short.
+    const anchors = new Map<string, { loc: SourceLoc; uses: number[] }>();
+    const strayAliases: SourceLoc[] = [];
+    const at = (node: unknown): SourceLoc => this.locAt((node as { range?: [number] }).range?.[0] ?? 0);
+    Y.visit(doc, (_key, node) => {
+      if (node === null || Y.isPair(node)) return;
+      if (Y.isAlias(node)) {
+        const a = anchors.get(node.source);
+        if (a) a.uses.push(at(node).line);
+        else strayAliases.push(at(node));
+        return;
+      }
+      const anchor = (node as { anchor?: string }).anchor;
+      if (anchor && !anchors.has(anchor)) anchors.set(anchor, { loc: at(node), uses: [] });
+    });
+    for (const [name, a] of anchors) {
+      const n = a.uses.length;
+      const distinct = [...new Set(a.uses)];
+      const lines = distinct.slice(0, 5).join(", ") + (distinct.length > 5 ? ", ..." : "");
+      const where = `line${distinct.length === 1 ? "" : "s"} ${lines}`;
+      const used = n === 0 ? "" : ` (used by ${n} alias${n === 1 ? "" : "es"}, ${where})`;
+      this.error(a.loc, `YAML anchor &${name}${used} is not allowed; write values out in full, without & and *`);
+    }
+    for (const loc of strayAliases) this.error(loc, "YAML alias is not allowed; write the value out in full");
+
+    return toTree(Y, doc.contents);
+  }
+
+  /**
    * The `yaml` package aborts the whole process (V8 out of memory, not a
    * catchable exception) on flow collections nested some thousands deep, so
    * we refuse those before parsing. Brackets are counted without regard to
@@ -303,10 +338,10 @@ class Checker {
    * nests two levels at most.
    */
   private withinLimits(): boolean {
-    if (this.text.length > MAX_BYTES) {
+    if (this.text.length > MAX_CHARS) {
       this.error(
         this.locAt(0),
-        `the file is ${this.text.length} bytes; a backend YAML may be at most ${MAX_BYTES} bytes`,
+        `the file has ${this.text.length} characters; a backend YAML may have at most ${MAX_CHARS}`,
       );
       return false;
     }
@@ -315,10 +350,7 @@ class Checker {
       const c = this.text.charCodeAt(i);
       if (c === 0x5b || c === 0x7b) {
         if (++depth > MAX_FLOW_DEPTH) {
-          // The LineCounter fills only while parsing, so count lines here.
-          const before = this.text.slice(0, i);
-          const line = before.split("\n").length;
-          const loc = { file: this.file, line, col: i - before.lastIndexOf("\n") };
+          const loc = this.locAt(i);
           this.error(
             loc,
             `[ and { nest deeper than ${MAX_FLOW_DEPTH} levels; a backend YAML needs at most two (lists of names)`,
@@ -330,17 +362,18 @@ class Checker {
     return true;
   }
 
-  private checkTop(top: YAMLMap): Omit<BackendConfig, "warnings"> | null {
-    const first = new Map<string, Pair>();
+  private checkTop(top: YMap): Omit<BackendConfig, "warnings"> | null {
+    const first = new Map<string, YPair>();
     const keyLocs = new Map<string, SourceLoc>();
     for (const pair of top.items) {
       const k = pair.key;
-      if (!isScalar(k) || typeof k.value !== "string") {
-        if (!isAlias(k))
+      const name = pyyamlString(k);
+      if (name === null) {
+        if (!isAlias(k)) {
           this.error(this.locOf(k), `a key is ${describe(k)}; keys are plain names: ${ALL_KEYS.join(", ")}`);
+        }
         continue;
       }
-      const name = k.value;
       const prev = first.get(name);
       if (prev) {
         const pl = this.locOf(prev.key);
@@ -806,4 +839,24 @@ class Checker {
 
 function groupMembers(g: NativeFunctionsGroup): NativeFunction[] {
   return [g.functional, g.inplace, g.mutable, g.out].filter((f): f is NativeFunction => f !== null);
+}
+
+/** The `yaml` package's nodes as our tree (ytree.ts). */
+function toTree(Y: typeof Yaml, node: unknown): YNode | null {
+  if (node === null || node === undefined) return null;
+  const offset = (node as { range?: [number] }).range?.[0] ?? 0;
+  if (Y.isScalar(node)) return { kind: "scalar", value: node.value, source: node.source, offset };
+  if (Y.isAlias(node)) return { kind: "alias", offset };
+  if (Y.isSeq(node)) {
+    return { kind: "seq", items: node.items.map((n) => toTree(Y, n) ?? nullScalar(offset)), offset };
+  }
+  if (Y.isMap(node)) {
+    const items = node.items.map((p) => ({ key: toTree(Y, p.key) ?? nullScalar(offset), value: toTree(Y, p.value) }));
+    return { kind: "map", items, offset };
+  }
+  throw new Error(`unexpected YAML node: ${String(node)}`);
+}
+
+function nullScalar(offset: number): YNode {
+  return { kind: "scalar", value: null, source: "", offset };
 }

@@ -11,13 +11,15 @@ import type { BackendConfig } from "../backend/types.js";
 import { generate } from "../dest/index.js";
 import { operatorNameString } from "../model/schema.js";
 import type { NativeFunction, OperatorCatalog } from "../model/types.js";
+import { assertNever } from "../util/errors.js";
 
-export type Fate = "decomposes" | "composite-kernel" | "cpu-fallback";
+export type Fate = "decomposes" | "composite-kernel" | "cpu-fallback" | "not-implemented";
 
 export interface CoverageReport {
   readonly backend: string;
   readonly device: string;
   readonly torchVersion: string;
+  readonly fallback: BackendConfig["fallback"];
   readonly core: {
     readonly total: number;
     readonly covered: number;
@@ -25,7 +27,7 @@ export interface CoverageReport {
     readonly missing: readonly { readonly name: string; readonly fate: Fate }[];
   };
   readonly registeredTotal: number;
-  /** Every operator of the installed torch that is neither registered nor composite. */
+  /** Every operator of the installed torch that is neither registered nor composite (falls back, or fails with fallback: none). */
   readonly cpuFallback: readonly string[];
 }
 
@@ -34,12 +36,20 @@ interface ManifestOp {
   readonly served_by: string;
 }
 
-export function fateOf(f: NativeFunction): Fate {
+/** What happens at run time to an operator the backend does not register (`fallback:` decides the last case). */
+export function fateOf(f: NativeFunction, fallback: BackendConfig["fallback"]): Fate {
   if (f.hasCompositeImplicitAutogradKernel) return "decomposes";
   if (f.hasCompositeExplicitAutogradKernel || f.hasCompositeExplicitAutogradNonFunctionalKernel) {
     return "composite-kernel";
   }
-  return "cpu-fallback";
+  switch (fallback) {
+    case "cpu":
+      return "cpu-fallback";
+    case "none":
+      return "not-implemented";
+    default:
+      return assertNever(fallback, "fallback policy");
+  }
 }
 
 export function computeCoverage(config: BackendConfig, catalog: OperatorCatalog): CoverageReport {
@@ -61,9 +71,9 @@ export function computeCoverage(config: BackendConfig, catalog: OperatorCatalog)
       if (isCore) coveredOps.push({ name, servedBy });
       continue;
     }
-    const fate = fateOf(f);
+    const fate = fateOf(f, config.fallback);
     if (isCore) missing.push({ name, fate });
-    if (fate === "cpu-fallback") cpuFallback.push(name);
+    if (fate === "cpu-fallback" || fate === "not-implemented") cpuFallback.push(name);
   }
   const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   coveredOps.sort(byName);
@@ -73,6 +83,7 @@ export function computeCoverage(config: BackendConfig, catalog: OperatorCatalog)
     backend: config.backend,
     device: manifest.device,
     torchVersion: catalog.torchVersion,
+    fallback: config.fallback,
     core: { total: coveredOps.length + missing.length, covered: coveredOps.length, coveredOps, missing },
     registeredTotal: registered.size,
     cpuFallback,
@@ -85,15 +96,18 @@ export function formatCoverageTable(c: CoverageReport, opts: { all: boolean }): 
   lines.push(`backend ${c.backend} (device '${c.device}') against torch ${c.torchVersion}`);
   lines.push(`core ATen: ${c.core.covered}/${c.core.total} overloads registered (${pct.toFixed(1)}%)`);
   lines.push(`registered overloads in all: ${c.registeredTotal}`);
-  const fates: Record<Fate, string[]> = { decomposes: [], "composite-kernel": [], "cpu-fallback": [] };
+  const fates: Record<Fate, string[]> = { decomposes: [], "composite-kernel": [], "cpu-fallback": [], "not-implemented": [] };
   for (const m of c.core.missing) fates[m.fate].push(m.name);
   const limit = opts.all ? Number.POSITIVE_INFINITY : 12;
   const describe: Record<Fate, string> = {
     "cpu-fallback": "missing core overloads that fall back to CPU",
+    "not-implemented": "missing core overloads that raise NotImplementedError (fallback: none)",
     "composite-kernel": "missing core overloads served by a composite kernel over other ops",
     decomposes: "missing core overloads that decompose (CompositeImplicitAutograd)",
   };
-  for (const fate of ["cpu-fallback", "composite-kernel", "decomposes"] as const) {
+  for (const fate of ["cpu-fallback", "not-implemented", "composite-kernel", "decomposes"] as const) {
+    if (fate === "cpu-fallback" && c.fallback === "none") continue;
+    if (fate === "not-implemented" && c.fallback === "cpu") continue;
     const names = fates[fate];
     lines.push("");
     lines.push(`${describe[fate]}: ${names.length}`);
@@ -101,6 +115,7 @@ export function formatCoverageTable(c: CoverageReport, opts: { all: boolean }): 
     if (names.length > limit) lines.push(`  ... ${names.length - limit} more (--all to list)`);
   }
   lines.push("");
-  lines.push(`operators of this torch that would fall back to CPU: ${c.cpuFallback.length} (--json lists them)`);
+  const what = c.fallback === "cpu" ? "would fall back to CPU" : "would raise (no fallback)";
+  lines.push(`operators of this torch that ${what}: ${c.cpuFallback.length} (--json lists them)`);
   return `${lines.join("\n")}\n`;
 }

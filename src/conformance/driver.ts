@@ -193,7 +193,7 @@ type Event =
     }
   | {
       readonly event: "incident";
-      readonly kind: "crash" | "timeout";
+      readonly kind: "crash" | "timeout" | "skip";
       readonly op: string;
       readonly dtype: string;
       readonly sample: number;
@@ -250,7 +250,7 @@ class ProgressView {
       }
       case "incident":
         if (e.kind === "crash") this.crashes++;
-        else this.timeouts++;
+        else if (e.kind === "timeout") this.timeouts++;
         this.line(`${this.st.red(e.kind.toUpperCase())} ${e.op} ${e.dtype} sample ${e.sample}: ${e.message}`, true);
         break;
       case "finished":

@@ -59,3 +59,4 @@ export function generateFromPlan(plan: Plan, catalog: OperatorCatalog, sha256: s
 
 export { buildPlan } from "./plan.js";
 export type { Plan, Registration, KernelDecl, ServedBy } from "./plan.js";
+export { findDefinitions, kernelStubs, missingKernels, normalizeParam, type StubOptions } from "./kernels.js";

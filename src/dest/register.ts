@@ -227,11 +227,14 @@ export function registerModel(plan: Plan, key: KeyPlan, headerName: string, bann
             })(),
     );
   }
-  for (const r of key.registrations) {
-    const x = emitted.get(r.op)!;
-    if (x.wrapper) wrappers.push(x.wrapper);
-    registrations.push({ op: r.op, fn: x.fn });
+  // Kernel wrappers before the derived wrappers that call them.
+  for (const derived of [false, true]) {
+    for (const r of key.registrations) {
+      const w = emitted.get(r.op)!.wrapper;
+      if (w && (r.derivation !== null) === derived) wrappers.push(w);
+    }
   }
+  for (const r of key.registrations) registrations.push({ op: r.op, fn: emitted.get(r.op)!.fn });
   const includes = ["<ATen/Tensor.h>", "<torch/library.h>"];
   if (e.uses.check) includes.push("<ATen/core/op_registration/adaption.h>");
   if (e.uses.guard) includes.push("<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>");

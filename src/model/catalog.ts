@@ -17,7 +17,7 @@ import { groupFunctions, isGroup, parseNativeFunctionsYaml } from "./native.js";
 import { parseTagsYaml } from "./tags.js";
 import type { DerivativeInfo, NativeFunction, NativeFunctionsGroup, OperatorCatalog } from "./types.js";
 
-export { groupFunctions, isGroup, isViewOp } from "./native.js";
+export { groupFunctions, groupNativeFunctions, isGroup, isViewOp } from "./native.js";
 export * from "./schema.js";
 
 /** The files a catalog is built from; TorchInstall satisfies it. */

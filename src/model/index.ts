@@ -3,4 +3,4 @@
  * the catalog loader.
  */
 export * from "./catalog.js";
-export type * from "./types.js";
+export * from "./types.js";

@@ -16,7 +16,7 @@
  *
  * Errors in the file are collected (Note [Diagnostics]) and thrown together.
  */
-import { type Diagnostic, UserError } from "../util/errors.js";
+import { type Diagnostic, type SourceLoc, UserError } from "../util/errors.js";
 import {
   flatAll,
   hasSymInt,
@@ -110,6 +110,49 @@ export function parseNativeFunctions(text: string, file: string, validTags: Read
   return [...parseNativeFunctionsYaml(text, file, validTags).functions];
 }
 
+/**
+ * Typed access to one entry's keys; problems become Diagnostics pointing at
+ * the value of the key (plus an offset inside it), or at the key itself.
+ * (A class rather than per-entry closures: this runs for every entry on the
+ * catalog's cold path.)
+ */
+class EntryReader {
+  constructor(
+    readonly e: YamlEntry,
+    readonly file: string,
+    readonly diags: Diagnostic[],
+  ) {}
+
+  at(key: string, colOffset: number | "key"): SourceLoc {
+    const k = this.e.keys[key];
+    if (!k) return { file: this.file, line: this.e.line, col: 1 };
+    if (colOffset === "key") return { file: this.file, line: k.line, col: k.col };
+    return { file: this.file, line: k.line, col: (k.valueCol || k.col) + colOffset };
+  }
+
+  err(key: string, message: string, colOffset: number | "key" = 0): null {
+    this.diags.push({ severity: "error", loc: this.at(key, colOffset), message });
+    return null;
+  }
+
+  str(key: string): string | null {
+    const x = this.e.value[key];
+    if (x === undefined || x === null) return null;
+    if (typeof x !== "string") return this.err(key, `'${key}' must be a string, got ${JSON.stringify(x)}`);
+    return x;
+  }
+
+  bool(key: string, dflt: boolean): boolean {
+    const x = this.e.value[key];
+    if (x === undefined) return dflt;
+    if (typeof x !== "boolean") {
+      this.err(key, `'${key}' must be True or False, got ${JSON.stringify(x)}`);
+      return dflt;
+    }
+    return x;
+  }
+}
+
 function fromYaml(
   e: YamlEntry,
   file: string,
@@ -118,37 +161,12 @@ function fromYaml(
 ): NativeFunction | null {
   const v = e.value;
   const loc: YamlLoc = { file, line: e.line };
-  // Diagnostics point at the value of `key` (plus an offset inside it), or at the key itself.
-  const at = (key: string, colOffset: number | "key" = 0) => {
-    const k = e.keys[key];
-    if (!k) return { file, line: e.line, col: 1 };
-    if (colOffset === "key") return { file, line: k.line, col: k.col };
-    return { file, line: k.line, col: (k.valueCol || k.col) + colOffset };
-  };
-  const err = (key: string, message: string, colOffset: number | "key" = 0): null => {
-    diags.push({ severity: "error", loc: at(key, colOffset), message });
-    return null;
-  };
-  const str = (key: string): string | null => {
-    const x = v[key];
-    if (x === undefined || x === null) return null;
-    if (typeof x !== "string") return err(key, `'${key}' must be a string, got ${JSON.stringify(x)}`);
-    return x;
-  };
-  const bool = (key: string, dflt: boolean): boolean => {
-    const x = v[key];
-    if (x === undefined) return dflt;
-    if (typeof x !== "boolean") {
-      err(key, `'${key}' must be True or False, got ${JSON.stringify(x)}`);
-      return dflt;
-    }
-    return x;
-  };
+  const r = new EntryReader(e, file, diags);
 
   for (const key of Object.keys(v)) {
-    if (!KNOWN_KEYS.has(key)) err(key, `unknown key '${key}' in a native_functions.yaml entry`, "key");
+    if (!KNOWN_KEYS.has(key)) r.err(key, `unknown key '${key}' in a native_functions.yaml entry`, "key");
   }
-  const funcText = str("func");
+  const funcText = r.str("func");
   if (funcText === null) {
     if (v.func === undefined)
       diags.push({ severity: "error", loc: { ...loc, col: 1 }, message: "entry has no 'func:'" });
@@ -158,47 +176,47 @@ function fromYaml(
   try {
     func = parseSchema(funcText);
   } catch (x) {
-    if (x instanceof SchemaParseError) return err("func", x.reason, x.col - 1);
+    if (x instanceof SchemaParseError) return r.err("func", x.reason, x.col - 1);
     throw x;
   }
   let kind: SchemaKind;
   try {
     kind = schemaKind(func);
   } catch (x) {
-    if (x instanceof SchemaParseError) return err("func", x.reason);
+    if (x instanceof SchemaParseError) return r.err("func", x.reason);
     throw x;
   }
 
-  const variantsText = str("variants") ?? "function";
+  const variantsText = r.str("variants") ?? "function";
   const variants: ("function" | "method")[] = [];
   for (const part of variantsText.split(", ")) {
     if (part === "function" || part === "method") {
       if (!variants.includes(part)) variants.push(part);
-    } else err("variants", `illegal variant '${part}'; expected 'function' and/or 'method'`);
+    } else r.err("variants", `illegal variant '${part}'; expected 'function' and/or 'method'`);
   }
 
   const tagsRaw = v.tags;
   const tags: string[] = [];
   if (tagsRaw !== undefined && tagsRaw !== null) {
     const list = typeof tagsRaw === "string" ? [tagsRaw] : Array.isArray(tagsRaw) ? tagsRaw : null;
-    if (list === null) err("tags", "'tags' must be a tag or a list of tags");
+    if (list === null) r.err("tags", "'tags' must be a tag or a list of tags");
     else
       for (const t of list) {
-        if (typeof t !== "string") err("tags", `tag ${JSON.stringify(t)} is not a string`);
-        else if (validTags.size > 0 && !validTags.has(t)) err("tags", `illegal tag '${t}' (not in tags.yaml)`);
+        if (typeof t !== "string") r.err("tags", `tag ${JSON.stringify(t)} is not a string`);
+        else if (validTags.size > 0 && !validTags.has(t)) r.err("tags", `illegal tag '${t}' (not in tags.yaml)`);
         else if (!tags.includes(t)) tags.push(t);
       }
   }
 
-  const manualKernelRegistration = bool("manual_kernel_registration", false);
-  const structured = bool("structured", false);
-  const delegateText = str("structured_delegate");
+  const manualKernelRegistration = r.bool("manual_kernel_registration", false);
+  const structured = r.bool("structured", false);
+  const delegateText = r.str("structured_delegate");
   let structuredDelegate: OperatorName | null = null;
   if (delegateText !== null) {
     try {
       structuredDelegate = parseOperatorName(delegateText);
     } catch (x) {
-      if (x instanceof SchemaParseError) err("structured_delegate", x.reason, x.col - 1);
+      if (x instanceof SchemaParseError) r.err("structured_delegate", x.reason, x.col - 1);
       else throw x;
     }
   }
@@ -207,12 +225,12 @@ function fromYaml(
   const rawDispatch = v.dispatch;
   if (rawDispatch !== undefined && rawDispatch !== null) {
     if (typeof rawDispatch !== "object" || Array.isArray(rawDispatch)) {
-      err("dispatch", "'dispatch' must be a mapping of dispatch keys to kernel names");
+      r.err("dispatch", "'dispatch' must be a mapping of dispatch keys to kernel names");
     } else {
-      if (manualKernelRegistration) err("dispatch", "cannot specify both manual_kernel_registration and dispatch");
+      if (manualKernelRegistration) r.err("dispatch", "cannot specify both manual_kernel_registration and dispatch");
       for (const [ks, kernel] of Object.entries(rawDispatch as Record<string, YamlValue>)) {
         if (typeof kernel !== "string") {
-          err("dispatch", `kernel for '${ks}' must be a string`);
+          r.err("dispatch", `kernel for '${ks}' must be a string`);
           continue;
         }
         for (const k of ks.split(",")) dispatch[k.trim()] = kernel;
@@ -230,7 +248,7 @@ function fromYaml(
     dispatchKeys.size > 0 &&
     [...dispatchKeys].every((k) => k === "CompositeImplicitAutograd" || k === "CompositeImplicitAutogradNestedTensor");
 
-  const autogenText = str("autogen") ?? "";
+  const autogenText = r.str("autogen") ?? "";
   const autogen: OperatorName[] = [];
   if (autogenText !== "") {
     let offset = 0;
@@ -238,30 +256,30 @@ function fromYaml(
       try {
         autogen.push(parseOperatorName(part));
       } catch (x) {
-        if (x instanceof SchemaParseError) err("autogen", x.reason, offset + x.col - 1);
+        if (x instanceof SchemaParseError) r.err("autogen", x.reason, offset + x.col - 1);
         else throw x;
       }
       offset += part.length + 2;
     }
   }
 
-  const deviceCheckText = str("device_check");
+  const deviceCheckText = r.str("device_check");
   let deviceCheck: DeviceCheckType = "ExactSame";
   if (deviceCheckText !== null) {
     if (deviceCheckText === "ExactSame" || deviceCheckText === "NoCheck") deviceCheck = deviceCheckText;
-    else err("device_check", `illegal device_check '${deviceCheckText}'; expected ExactSame or NoCheck`);
+    else r.err("device_check", `illegal device_check '${deviceCheckText}'; expected ExactSame or NoCheck`);
   }
 
   const cppNoDefault = v.cpp_no_default_args;
   const cppNoDefaultArgs: string[] = [];
   if (cppNoDefault !== undefined && cppNoDefault !== null) {
-    if (!Array.isArray(cppNoDefault)) err("cpp_no_default_args", "'cpp_no_default_args' must be a list");
+    if (!Array.isArray(cppNoDefault)) r.err("cpp_no_default_args", "'cpp_no_default_args' must be a list");
     else for (const a of cppNoDefault) if (typeof a === "string") cppNoDefaultArgs.push(a);
   }
 
-  const pythonModule = str("python_module");
+  const pythonModule = r.str("python_module");
   if (pythonModule !== null && variants.includes("method"))
-    err("python_module", "functions in modules cannot be methods");
+    r.err("python_module", "functions in modules cannot be methods");
 
   return {
     name: operatorNameString(func.name),
@@ -274,17 +292,17 @@ function fromYaml(
     dispatch,
     structured,
     structuredDelegate,
-    structuredInherits: str("structured_inherits"),
+    structuredInherits: r.str("structured_inherits"),
     autogen,
     autogenerated: false,
-    deviceGuard: bool("device_guard", true),
+    deviceGuard: r.bool("device_guard", true),
     deviceCheck,
     manualKernelRegistration,
-    manualCppBinding: bool("manual_cpp_binding", false),
+    manualCppBinding: r.bool("manual_cpp_binding", false),
     pythonModule,
-    categoryOverride: str("category_override"),
+    categoryOverride: r.str("category_override"),
     cppNoDefaultArgs,
-    useConstRefForMutableTensors: bool("use_const_ref_for_mutable_tensors", false),
+    useConstRefForMutableTensors: r.bool("use_const_ref_for_mutable_tensors", false),
     hasCompositeImplicitAutogradKernel: dispatchKeys.has("CompositeImplicitAutograd"),
     hasCompositeImplicitAutogradNestedTensorKernel: dispatchKeys.has("CompositeImplicitAutogradNestedTensor"),
     hasCompositeExplicitAutogradKernel: dispatchKeys.has("CompositeExplicitAutograd"),

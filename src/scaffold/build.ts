@@ -32,6 +32,13 @@ export interface BuildOptions {
   readonly jobs?: number;
   /** Turn compiler warnings into errors (the scaffold compiles warning-free). */
   readonly werror?: boolean;
+  /**
+   * Install into this directory (pip --target --upgrade) instead of the
+   * interpreter's site-packages: for tests and sandboxes, since an installed
+   * backend is autoloaded by every `import torch` of that interpreter. Put
+   * the directory on PYTHONPATH to use it.
+   */
+  readonly target?: string;
   /** Progress sink; default: stdout. */
   readonly log?: (line: string) => void;
 }
@@ -74,7 +81,17 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
   const compiled: string[] = [];
   const child = execa(
     install.python,
-    ["-m", "pip", "install", "--no-build-isolation", "--no-deps", "--disable-pip-version-check", "-v", "."],
+    [
+      "-m",
+      "pip",
+      "install",
+      "--no-build-isolation",
+      "--no-deps",
+      "--disable-pip-version-check",
+      "-v",
+      ...(opts.target ? ["--target", path.resolve(opts.target), "--upgrade"] : []),
+      ".",
+    ],
     { cwd: root, env, all: true, reject: false, buffer: false },
   );
   let partial = "";
@@ -102,7 +119,7 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
   }
   const seconds = (Date.now() - t0) / 1000;
   log(
-    `[build] installed ${packageName(root)} into ${install.python} in ${seconds.toFixed(1)} s (${compiled.length} file(s) compiled)`,
+    `[build] installed ${packageName(root)} into ${opts.target ? path.resolve(opts.target) : install.python} in ${seconds.toFixed(1)} s (${compiled.length} file(s) compiled)`,
   );
   return { dir: root, python: install.python, compiled, seconds, generator };
 }
@@ -111,7 +128,7 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
 function progress(line: string, root: string): { text: string; source?: string } | null {
   const m = /^\s*\[(\d+)\/(\d+)\]\s+(.*)$/.exec(line);
   if (!m) return null;
-  const src = /\s-c\s+(\S+)/.exec(m[3]!);
+  const src = /\s(\S+\.(?:cpp|cc|cxx|cu))\s+-o\s/.exec(m[3]!);
   if (src) {
     const rel = path.relative(root, src[1]!.replace(/^'|'$/g, ""));
     return { text: `[build] [${m[1]}/${m[2]}] compile ${rel}`, source: rel };
@@ -190,9 +207,14 @@ export async function bootstrapGen(root: string, python: string): Promise<void> 
     const src = path.join(tmp, "backend.yaml");
     writeFileSync(src, YAML.stringify(stripped));
     const out = path.join(tmp, "out");
-    const r = await execa(python, ["-m", "torchgen.gen_backend_stubs", "-s", src, "-o", out], { reject: false, all: true });
+    const r = await execa(python, ["-m", "torchgen.gen_backend_stubs", "-s", src, "-o", out], {
+      reject: false,
+      all: true,
+    });
     if (r.exitCode !== 0) {
-      throw new UserError(`backend.yaml: torchgen.gen_backend_stubs rejected it:\n${String(r.all).split("\n").slice(-8).join("\n")}`);
+      throw new UserError(
+        `backend.yaml: torchgen.gen_backend_stubs rejected it:\n${String(r.all).split("\n").slice(-8).join("\n")}`,
+      );
     }
     const backend = String(cfg.backend ?? "PrivateUse1");
     const header = `${backend}NativeFunctions.h`;

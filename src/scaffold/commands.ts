@@ -4,6 +4,7 @@
  */
 import path from "node:path";
 import type { Command } from "commander";
+import { UserError } from "../util/errors.js";
 import { build } from "./build.js";
 import { DEVICE_KINDS, init } from "./init.js";
 
@@ -12,24 +13,35 @@ export function registerScaffoldCommands(program: Command): void {
     .command("init")
     .description("create a backend project whose device works in PyTorch at once (build it with `opgen-backend build`)")
     .argument("<dir>", "directory for the new project (must not exist or be empty)")
-    .requiredOption("-n, --name <device>", "the torch device name, e.g. mychip (torch.device('mychip'), package torch_mychip)")
+    .requiredOption(
+      "-n, --name <device>",
+      "the torch device name, e.g. mychip (torch.device('mychip'), package torch_mychip)",
+    )
     .option("--device <kind>", `hardware the runtime targets: ${DEVICE_KINDS.join(" | ")}`, "cpu")
     .option("-f, --force", "write into a non-empty directory, replacing files the scaffold has")
     .action((dir: string, opts: { name: string; device: string; force?: boolean }) => {
       const r = init(dir, { name: opts.name, device: opts.device, force: Boolean(opts.force) });
-      process.stdout.write(`created ${r.vars.package} for device "${r.vars.name}" in ${dir} (${r.files.length} files)\n`);
-      process.stdout.write(`next:\n  opgen-backend build ${dir}\n  python -c "import torch; print(torch.randn(2, 2, device='${r.vars.name}'))"\n`);
+      process.stdout.write(
+        `created ${r.vars.package} for device "${r.vars.name}" in ${dir} (${r.files.length} files)\n`,
+      );
+      process.stdout.write(
+        `next:\n  opgen-backend build ${dir}\n  python -c "import torch; print(torch.randn(2, 2, device='${r.vars.name}'))"\n`,
+      );
     });
 
   program
     .command("build")
-    .description("regenerate csrc/generated, then compile and install the project (pip, no build isolation, ninja, ccache)")
+    .description(
+      "regenerate csrc/generated, then compile and install the project (pip, no build isolation, ninja, ccache)",
+    )
     .argument("[dir]", "the project directory", ".")
     .option("--python <path>", "the Python to build and install into (else $OPGEN_PYTHON, else python3)")
     .option("-j, --jobs <n>", "parallel compile jobs (MAX_JOBS)")
     .option("--werror", "treat compiler warnings as errors")
-    .action(async (dir: string, opts: { python?: string; jobs?: string; werror?: boolean }) => {
+    .option("--target <dir>", "install into <dir> (pip --target) instead of site-packages; use it via PYTHONPATH")
+    .action(async (dir: string, opts: { python?: string; jobs?: string; werror?: boolean; target?: string }) => {
       const jobs = opts.jobs !== undefined ? Number.parseInt(opts.jobs, 10) : undefined;
-      await build(path.resolve(dir), { python: opts.python, jobs, werror: Boolean(opts.werror) });
+      if (jobs !== undefined && !(jobs > 0)) throw new UserError(`--jobs must be a positive integer, got ${opts.jobs}`);
+      await build(path.resolve(dir), { python: opts.python, jobs, werror: Boolean(opts.werror), target: opts.target });
     });
 }

@@ -137,7 +137,10 @@ export function renderScaffold(kind: DeviceKind, vars: ScaffoldVars): Map<string
       const src = path.join(base, rel);
       const isTemplate = rel.endsWith(".hbs");
       const outRel = renderTemplate(isTemplate ? rel.slice(0, -4) : rel, vars, `${layer}/${rel} (path)`);
-      files.set(outRel, isTemplate ? renderTemplate(readFileSync(src, "utf8"), vars, `${layer}/${rel}`) : readFileSync(src));
+      files.set(
+        outRel,
+        isTemplate ? renderTemplate(readFileSync(src, "utf8"), vars, `${layer}/${rel}`) : readFileSync(src),
+      );
     }
   }
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -162,7 +165,10 @@ export function init(dir: string, opts: InitOptions): InitResult {
     }
   }
   if (problems.length > 0) {
-    throw new UserError(problems.length === 1 ? problems[0]! : `init: ${problems.length} problems`, problems.length === 1 ? [] : problems.map((message) => ({ severity: "error" as const, message })));
+    throw new UserError(
+      problems.length === 1 ? problems[0]! : `init: ${problems.length} problems`,
+      problems.length === 1 ? [] : problems.map((message) => ({ severity: "error" as const, message })),
+    );
   }
   const vars = scaffoldVars(opts.name, kind as DeviceKind);
   const files = renderScaffold(kind as DeviceKind, vars);

@@ -6,9 +6,10 @@
  * The probe is one short Python process; its answer is cached per process so
  * that `gen` pays for it once.
  */
+
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { execa } from "execa";
 import { UserError } from "../util/errors.js";
 
 /** Oldest torch we generate for: the packaged YAML layout and c10 APIs we rely on. */
@@ -77,25 +78,24 @@ export function discoverTorch(pythonOpt?: string): Promise<TorchInstall> {
 }
 
 async function probe(python: string): Promise<TorchInstall> {
-  let stdout: string;
-  try {
-    const r = await execa(python, ["-c", PROBE], { timeout: 120_000, reject: false });
-    if (r.failed && r.exitCode === undefined) {
-      const code = (r as unknown as { code?: string }).code;
-      const why = code === "ENOENT" ? "no such program" : code === "EACCES" ? "not executable" : (code ?? "failed to start");
-      throw new UserError(`cannot run Python '${python}' (${why}); pass --python <path> or set OPGEN_PYTHON`);
-    }
-    if (r.exitCode !== 0) {
-      const last = (r.stderr || r.stdout).trim().split("\n").pop() ?? "";
-      throw new UserError(
-        `Python '${python}' failed (exit ${r.exitCode}): ${last}; pass a working interpreter with --python or OPGEN_PYTHON`,
-      );
-    }
-    stdout = r.stdout;
-  } catch (err) {
-    if (err instanceof UserError) throw err;
-    throw new UserError(`cannot run Python '${python}': ${(err as Error).message.split("\n")[0]}`);
+  // spawnSync, not execa: this probe is on `gen`'s critical path and importing
+  // execa costs more than the probe itself (measured: bench/gen.mjs). Long-running
+  // Python processes (build, conformance workers) go through execa.
+  const r = spawnSync(python, ["-c", PROBE], { encoding: "utf8", timeout: 120_000 });
+  if (r.error) {
+    const code = (r.error as NodeJS.ErrnoException).code;
+    const why =
+      code === "ENOENT" ? "no such program" : code === "EACCES" ? "not executable" : (code ?? r.error.message);
+    throw new UserError(`cannot run Python '${python}' (${why}); pass --python <path> or set OPGEN_PYTHON`);
   }
+  if (r.status !== 0) {
+    const last = (r.stderr || r.stdout || "").trim().split("\n").pop() ?? "";
+    const how = r.status === null ? `killed by ${r.signal}` : `exit ${r.status}`;
+    throw new UserError(
+      `Python '${python}' failed (${how}): ${last}; pass a working interpreter with --python or OPGEN_PYTHON`,
+    );
+  }
+  const stdout = r.stdout;
   let info: Record<string, unknown>;
   try {
     info = JSON.parse(stdout.trim().split("\n").pop() ?? "");

@@ -3,10 +3,11 @@
  * each invalid input gives exactly these diagnostics (every one with
  * file:line:col, all of them in one run); each valid input gives this config.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { fastParse } from "../../src/backend/fastyaml.js";
 import { loadBackendYaml, parseBackendYaml } from "../../src/backend/load.js";
 import { editDistance, suggest } from "../../src/backend/suggest.js";
 import type { BackendConfig } from "../../src/backend/types.js";
@@ -870,7 +871,7 @@ describe("fixtures", () => {
     const f = path.join(dir, "huge.yaml");
     writeFileSync(f, `backend: PrivateUse1\n# ${"x".repeat(5 * 1024 * 1024)}\n`);
     expect(diagnosticsOf(() => loadBackendYaml(f, catalog))).toEqual([
-      `${f}:1:1: the file is 5242904 bytes; a backend YAML may be at most 4194304 bytes`,
+      `${f}:1:1: the file has 5242904 characters; a backend YAML may have at most 4194304`,
     ]);
   });
 });
@@ -899,5 +900,81 @@ describe("suggestions", () => {
   it("prefers exact-case matches and drops far candidates", () => {
     expect(suggest("privateuse1", ["PrivateUse1", "XLA", "Lazy"])).toEqual(["PrivateUse1"]);
     expect(suggest("zzzzzz", ["PrivateUse1", "XLA"])).toEqual([]);
+  });
+});
+
+describe("the fast reader and the yaml package agree", () => {
+  /** Diagnostics or config summary, whichever a reader produced. */
+  const outcome = (text: string, fastPath: boolean): unknown => {
+    try {
+      return summary(parseBackendYaml(text, "backend.yaml", catalog, { fastPath }));
+    } catch (e) {
+      if (e instanceof UserError) return e.diagnostics.map(formatDiagnostic);
+      throw e;
+    }
+  };
+  const fixtures = readdirSync(FIXTURES)
+    .filter((f) => f.endsWith(".yaml"))
+    .map((f): [string, string] => [f, readFileSync(path.join(FIXTURES, f), "utf8")]);
+  const inputs: [string, string][] = [
+    ...invalid.map(([n, c]): [string, string] => [n, c.given]),
+    ...valid.map(([n, c]): [string, string] => [n, c.given]),
+    ...fixtures,
+    [
+      "bare keys and compact lists",
+      y(
+        "backend: PrivateUse1",
+        "cpp_namespace: at::mychip",
+        "supported:",
+        "- add.Tensor",
+        "autograd:",
+        "device_guard:",
+        "device: mychip # trailing",
+        "symint:",
+      ),
+    ],
+    [
+      "comments and blank lines around lists",
+      y(
+        "# head",
+        "",
+        "backend: PrivateUse1  # key",
+        "cpp_namespace: at::mychip",
+        "supported:",
+        "  # a comment",
+        "",
+        "  - add.Tensor   # why",
+        "  - relu",
+        "device: mychip",
+      ),
+    ],
+    ["flags spelt every PyYAML way", y(...HEAD, "device_guard: ON", "use_out_as_primary: False", "supported: []")],
+  ];
+
+  it.each(inputs)("%s", (_name, text) => {
+    expect(outcome(text, true)).toEqual(outcome(text, false));
+  });
+
+  it("reads the plain-shaped fixtures itself (no yaml package)", () => {
+    // invalid_everything.yaml quotes values on purpose; the others are plain.
+    for (const [name, text] of fixtures.filter(([n]) => n !== "invalid_everything.yaml")) {
+      expect(fastParse(text), name).not.toBeUndefined();
+    }
+  });
+
+  it.each([
+    ["flow list", "supported: [add.Tensor]\n"],
+    ["quoted value", "backend: 'PrivateUse1'\n"],
+    ["anchor", "supported: &a\n  - add.Tensor\n"],
+    ["y is not a boolean to PyYAML", "device_guard: y\n"],
+    ["null word", "class_name: null\n"],
+    ["nested mapping", "non_native:\n  - func: x\n"],
+    ["tab", "backend:\tPrivateUse1\n"],
+    ["CRLF", "backend: PrivateUse1\r\n"],
+    ["two spaces after the colon", "backend:  PrivateUse1\n"],
+    ["document marker", "---\nbackend: PrivateUse1\n"],
+    ["uneven list indentation", "supported:\n  - a\n    - b\n"],
+  ])("leaves %s to the yaml package", (_name, text) => {
+    expect(fastParse(text)).toBeUndefined();
   });
 });

@@ -5,14 +5,14 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
-#include <c10/util/SmallVector.h>
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace kernels {
 
-using Strides = c10::SmallVector<int64_t, 6>;
+using Strides = std::vector<int64_t>;
 
 // Strides of `t` seen through the broadcast shape `shape`: 0 along every
 // dimension that `t` lacks or has size 1 for.
@@ -37,7 +37,7 @@ void for_each_offset(at::IntArrayRef shape, const std::array<Strides, N>& stride
     f(off);
     return;
   }
-  c10::SmallVector<int64_t, 6> idx(ndim, 0);
+  std::vector<int64_t> idx(static_cast<size_t>(ndim), 0);
   const int64_t inner = shape[ndim - 1];
   std::array<int64_t, N> inner_stride{};
   for (size_t k = 0; k < N; ++k) inner_stride[k] = strides[k][ndim - 1];

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <ATen/AccumulateType.h>
-#include <c10/util/SmallVector.h>
 
 #include <cstdint>
 #include <vector>

@@ -1,0 +1,133 @@
+"""Checks, exercised CPU-against-CPU with faults injected into the "device"."""
+
+import unittest
+
+import torch
+
+from opgen_conformance.checks import Runner, tolerance
+from opgen_conformance.device import FaultDevice
+from opgen_conformance.samples import Sample
+
+from .helpers import FAULTS
+
+
+def t(*shape, dtype=torch.float32):
+    torch.manual_seed(0)
+    return torch.randn(*shape).to(dtype)
+
+
+class ChecksTest(unittest.TestCase):
+    def setUp(self):
+        self.healthy = FaultDevice(None)
+        self.faulty = FaultDevice(FAULTS)
+
+    def verdicts(self, op, kind, sample, faulty=True, view=False, dtype=torch.float32, k=0):
+        dev = self.faulty if faulty else self.healthy
+        return Runner(op, kind, view, dtype, dev).run(sample, k)
+
+    def assertOnlyFails(self, r, check):
+        bad = {c: v for c, v in r.items() if v[0] not in ("pass", "skip")}
+        self.assertEqual(list(bad), [check], r)
+
+    def test_healthy_op_passes_every_check(self):
+        r = self.verdicts("add.Tensor", "functional", Sample((t(3, 4), t(3, 4)), {}, "x"), faulty=False)
+        for c in ("errors", "values", "dtype", "shape", "device", "strides", "fallback", "gradients"):
+            self.assertEqual(r[c][0], "pass", (c, r[c]))
+
+    def test_wrong_value(self):
+        r = self.verdicts("add.Tensor", "functional", Sample((t(3, 4), t(3, 4)), {}, "x"))
+        self.assertOnlyFails(r, "values")
+        self.assertIn("not close", r["values"][1])
+
+    def test_wrong_dtype_is_not_a_value_failure(self):
+        r = self.verdicts("abs", "functional", Sample((t(3, 4),), {}, "x"))
+        self.assertOnlyFails(r, "dtype")
+        self.assertIn("float64 != expected float32", r["dtype"][1])
+
+    def test_inplace_returning_new_tensor(self):
+        r = self.verdicts("mul_.Tensor", "inplace", Sample((t(3, 4), t(3, 4)), {}, "x"))
+        self.assertOnlyFails(r, "inplace")
+        self.assertIn("new tensor instead of self", r["inplace"][1])
+
+    def test_healthy_inplace(self):
+        r = self.verdicts("mul_.Tensor", "inplace", Sample((t(3, 4), t(3, 4)), {}, "x"), faulty=False)
+        self.assertEqual(r["inplace"], ("pass", ""))
+
+    def test_out_ignoring_out(self):
+        s = Sample((t(3, 4), t(3, 4)), {}, "x", out_names=("out",), out_dtypes=(torch.float32,))
+        r = self.verdicts("sub.out", "out", s)
+        self.assertEqual(r["out"][0], "fail")
+        self.assertIn("instead of 'out'", r["out"][1])
+        self.assertIn("not resized", r["out"][1])
+
+    def test_healthy_out_resizes(self):
+        s = Sample((t(3, 4), t(3, 4)), {}, "x", out_names=("out",), out_dtypes=(torch.float32,))
+        r = self.verdicts("sub.out", "out", s, faulty=False)
+        self.assertEqual(r["out"], ("pass", ""))
+
+    def test_view_that_copies(self):
+        r = self.verdicts("t", "functional", Sample((t(3, 4),), {}, "x"), view=True)
+        self.assertOnlyFails(r, "view")
+
+    def test_healthy_view(self):
+        r = self.verdicts("t", "functional", Sample((t(3, 4),), {}, "x"), view=True, faulty=False)
+        self.assertEqual(r["view"], ("pass", ""))
+
+    def test_fallback(self):
+        r = self.verdicts("cos", "functional", Sample((t(3, 4),), {}, "x"))
+        self.assertOnlyFails(r, "fallback")
+
+    def test_wrong_gradient(self):
+        r = self.verdicts("tanh", "functional", Sample((t(3, 4),), {}, "x"))
+        self.assertOnlyFails(r, "gradients")
+
+    def test_gradients_only_on_first_sample_indices(self):
+        r = self.verdicts("tanh", "functional", Sample((t(3, 4),), {}, "x"), k=7)
+        self.assertNotIn("gradients", r)
+
+    def test_error_parity_both_raise(self):
+        r = self.verdicts("add.Tensor", "functional", Sample((t(3, 4), t(5, 6)), {}, "x"), faulty=False)
+        self.assertEqual(r, {"errors": ("pass", "")})
+
+    def test_error_parity_device_raises(self):
+        dev = FaultDevice(None)
+        dev.faults["relu"] = lambda f, a, k: (_ for _ in ()).throw(RuntimeError("not implemented"))
+        r = Runner("relu", "functional", False, torch.float32, dev).run(Sample((t(3),), {}, "x"))
+        self.assertEqual(r["errors"][0], "fail")
+        self.assertIn("device raised RuntimeError", r["errors"][1])
+
+    def test_error_parity_cpu_raises_device_not(self):
+        dev = FaultDevice(None)
+        dev.faults["add.Tensor"] = lambda f, a, k: torch.zeros(3)
+        r = Runner("add.Tensor", "functional", False, torch.float32, dev).run(Sample((t(3, 4), t(5, 6)), {}, "x"))
+        self.assertEqual(r["errors"][0], "fail")
+        self.assertIn("CPU raises", r["errors"][1])
+
+    def test_out_of_memory_is_a_crash(self):
+        dev = FaultDevice(None)
+        dev.faults["relu"] = lambda f, a, k: (_ for _ in ()).throw(RuntimeError("device out of memory"))
+        r = Runner("relu", "functional", False, torch.float32, dev).run(Sample((t(3),), {}, "x"))
+        self.assertEqual(r["values"][0], "crash")
+
+    def test_strides_are_a_warning(self):
+        dev = FaultDevice(None)
+        dev.faults["relu"] = lambda f, a, k: f(*a, **k).t().contiguous().t()
+        r = Runner("relu", "functional", False, torch.float32, dev).run(Sample((t(3, 4),), {}, "x"))
+        self.assertEqual(r["strides"][0], "warn")
+        self.assertEqual(r["values"][0], "pass")
+
+    def test_nondeterministic_values_skipped(self):
+        r = self.verdicts("empty_like", "functional", Sample((t(3, 4),), {}, "x"), faulty=False)
+        self.assertEqual(r["values"][0], "skip")
+        self.assertEqual(r["shape"][0], "pass")
+
+    def test_tolerance_overrides(self):
+        self.assertEqual(tolerance("add.Tensor", torch.float16, []), (1e-3, 1e-5))
+        ov = [{"op": "add*", "rtol": 0.1}, {"op": "add.Tensor", "dtype": "float16", "atol": 0.5}]
+        self.assertEqual(tolerance("add.Tensor", torch.float16, ov), (0.1, 0.5))
+        self.assertEqual(tolerance("add.Tensor", torch.float32, ov), (0.1, 1e-5))
+        self.assertEqual(tolerance("mul.Tensor", torch.int64, ov), (0.0, 0.0))
+
+
+if __name__ == "__main__":
+    unittest.main()

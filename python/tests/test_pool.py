@@ -1,0 +1,110 @@
+"""The coordinator: crash/hang isolation, JSONL stream, resume."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from opgen_conformance.pool import read_results
+
+from .helpers import FAULTS, write_empty_index
+
+PYDIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def config(tmp, ops, **kw):
+    c = {
+        "device": "cpu",
+        "faults": FAULTS,
+        "seed": 0,
+        "max_samples": 3,
+        "timeout_s": 4,
+        "workers": 2,
+        "cache_dir": os.path.join(tmp, "cache"),
+        "results": os.path.join(tmp, "results.jsonl"),
+        "ops": ops,
+    }
+    c.update(kw)
+    path = os.path.join(tmp, "config.json")
+    with open(path, "w") as f:
+        json.dump(c, f)
+    return path
+
+
+def run(cfg):
+    env = dict(os.environ, PYTHONPATH=PYDIR)
+    return subprocess.run(
+        [sys.executable, "-m", "opgen_conformance", "run", "--config", cfg], env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def records(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def op(name, kind="functional", dtypes=("float32",)):
+    return {"name": name, "kind": kind, "dtypes": list(dtypes)}
+
+
+class PoolTest(unittest.TestCase):
+    def test_crash_and_hang_are_isolated(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            write_empty_index(os.path.join(tmp, "cache"))
+            cfg = config(tmp, [op("neg"), op("exp"), op("relu"), op("mul.Tensor")], max_incidents=2)
+            p = run(cfg)
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            recs = records(os.path.join(tmp, "results.jsonl"))
+            self.assertEqual(recs[0]["kind"], "header")
+            samples = [r for r in recs if r["kind"] == "sample"]
+            by = lambda name: [r for r in samples if r["op"] == name]  # noqa: E731
+            self.assertEqual([r["checks"]["values"][0] for r in by("neg")], ["crash", "crash"])
+            self.assertIn("SIGSEGV", by("neg")[0]["checks"]["values"][1])
+            self.assertEqual([r["checks"]["values"][0] for r in by("exp")], ["timeout", "timeout"])
+            self.assertEqual(len(by("relu")), 3)
+            self.assertTrue(all(r["checks"]["values"][0] == "pass" for r in by("relu")))
+            self.assertEqual(len(by("mul.Tensor")), 3)
+            tasks = {r["op"]: r for r in recs if r["kind"] == "task"}
+            self.assertEqual(set(tasks), {"neg", "exp", "relu", "mul.Tensor"})
+            self.assertIn("stopped", tasks["neg"])
+            events = [json.loads(x) for x in p.stdout.splitlines()]
+            self.assertEqual(events[-1]["event"], "finished")
+
+    def test_resume_skips_done_and_cuts_torn_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            write_empty_index(os.path.join(tmp, "cache"))
+            ops = [op("relu", dtypes=("float32", "int64")), op("mul.Tensor")]
+            cfg = config(tmp, ops, workers=1)
+            self.assertEqual(run(cfg).returncode, 0)
+            full = records(os.path.join(tmp, "results.jsonl"))
+            # simulate a kill: keep the header, relu float32 done, one sample of relu int64, and a torn line
+            res = os.path.join(tmp, "results.jsonl")
+            keep = [full[0]]
+            keep += [r for r in full if r.get("op") == "relu" and r.get("dtype") == "float32"]
+            keep += [r for r in full if r.get("op") == "relu" and r.get("dtype") == "int64" and r["kind"] == "sample"][:1]
+            with open(res, "w") as f:
+                f.write("".join(json.dumps(r, sort_keys=True) + "\n" for r in keep))
+                f.write('{"kind": "sample", "op": "mul')
+            header, nxt, done, _ = read_results(res)
+            self.assertEqual(done, {("relu", "float32")})
+            self.assertEqual(nxt[("relu", "int64")], 1)
+            cfg = config(tmp, ops, workers=1, resume=True)
+            self.assertEqual(run(cfg).returncode, 0)
+            again = records(res)
+            key = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
+            self.assertEqual(sorted(map(key, again)), sorted(map(key, full)))
+
+    def test_resume_refuses_other_settings(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            write_empty_index(os.path.join(tmp, "cache"))
+            self.assertEqual(run(config(tmp, [op("relu")], workers=1)).returncode, 0)
+            p = run(config(tmp, [op("relu")], workers=1, resume=True, seed=5))
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("other settings", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,24 @@
+/**
+ * Runs the Python runner's own unit tests (python/tests, stdlib unittest) so
+ * that `npm test` covers the checks, sample generation, the worker pool's
+ * crash/hang isolation and resume on CPU with injected faults.
+ */
+import path from "node:path";
+import { execa } from "execa";
+import { describe, expect, it } from "vitest";
+
+const python = process.env.OPGEN_PYTHON ?? path.resolve(".venv/bin/python");
+
+describe("python/opgen_conformance", () => {
+  it("passes its unittest suite", async () => {
+    const r = await execa(python, ["-m", "unittest", "discover", "-s", "tests", "-t", "."], {
+      cwd: path.resolve("python"),
+      reject: false,
+      all: true,
+      env: { PYTHONPATH: path.resolve("python"), OMP_NUM_THREADS: "1" },
+    });
+    if (r.exitCode !== 0) console.error(String(r.all).slice(-6000));
+    expect(r.exitCode).toBe(0);
+    expect(String(r.all)).toMatch(/\nOK/);
+  }, 600_000);
+});

@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import {
+  type OpInfo,
+  type OpManifest,
+  parseDtypes,
+  parseShard,
+  selectOps,
+  shardOps,
+} from "../../src/conformance/select.js";
+import { UserError } from "../../src/util/errors.js";
+
+const manifest: OpManifest = {
+  device: "mychip",
+  python_package: "torch_mychip",
+  operators: [
+    { name: "relu" },
+    { name: "add.Tensor", core: true },
+    { name: "add_.Tensor" },
+    { name: "add.out", dtypes: ["float32"] },
+    { name: "view" },
+    { name: "mul.Tensor" },
+    { name: "gone.x" },
+  ],
+};
+
+const info: Record<string, OpInfo> = {
+  relu: { exists: true, kind: "functional", core: true, view: false },
+  "add.Tensor": { exists: true, kind: "functional", core: false, view: false },
+  "add_.Tensor": { exists: true, kind: "inplace", core: false, view: false },
+  "add.out": { exists: true, kind: "out", core: false, view: false },
+  view: { exists: true, kind: "functional", core: true, view: true },
+  "mul.Tensor": { exists: true, kind: "functional", core: true, view: false },
+  "gone.x": { exists: false, kind: "functional", core: false, view: false },
+};
+
+describe("selectOps", () => {
+  it("takes every existing op, sorted, filling kind/core/view; the manifest wins", () => {
+    const { ops } = selectOps(manifest, info, {});
+    expect(ops.map((o) => o.op)).toEqual(["add.Tensor", "add.out", "add_.Tensor", "mul.Tensor", "relu", "view"]);
+    expect(ops.find((o) => o.op === "add.Tensor")!.core).toBe(true);
+    expect(ops.find((o) => o.op === "add_.Tensor")!.kind).toBe("inplace");
+    expect(ops.find((o) => o.op === "view")!.view).toBe(true);
+    expect(ops.find((o) => o.op === "add.out")!.dtypes).toEqual(["float32"]);
+  });
+
+  it("--ops globs, --core, --dtypes", () => {
+    expect(selectOps(manifest, info, { globs: ["add*"] }).ops.map((o) => o.op)).toEqual([
+      "add.Tensor",
+      "add.out",
+      "add_.Tensor",
+    ]);
+    expect(selectOps(manifest, info, { core: true }).ops.map((o) => o.op)).toEqual([
+      "add.Tensor",
+      "mul.Tensor",
+      "relu",
+      "view",
+    ]);
+    const d = selectOps(manifest, info, { dtypes: ["int64", "float32"] }).ops;
+    expect(d.find((o) => o.op === "relu")!.dtypes).toEqual(["int64", "float32"]);
+    expect(d.find((o) => o.op === "add.out")!.dtypes).toEqual(["float32"]);
+    expect(selectOps(manifest, info, { globs: ["nomatch*", "relu"] }).unmatched).toEqual(["nomatch*"]);
+  });
+
+  it("shards partition the selection deterministically", () => {
+    const all = selectOps(manifest, info, {}).ops.map((o) => o.op);
+    for (const n of [1, 2, 3, 4, 7]) {
+      const parts = Array.from({ length: n }, (_, i) =>
+        selectOps(manifest, info, { shard: { index: i + 1, count: n } }).ops.map((o) => o.op),
+      );
+      expect(parts.flat().sort()).toEqual(all);
+      expect(new Set(parts.flat()).size).toBe(all.length);
+      const again = Array.from({ length: n }, (_, i) =>
+        selectOps(manifest, info, { shard: { index: i + 1, count: n } }).ops.map((o) => o.op),
+      );
+      expect(again).toEqual(parts);
+    }
+  });
+
+  it("shard assignment ignores manifest order", () => {
+    const ops = [{ op: "c" }, { op: "a" }, { op: "b" }];
+    expect(shardOps(ops, { index: 1, count: 2 }).map((o) => o.op)).toEqual(["a", "c"]);
+    expect(shardOps([...ops].reverse(), { index: 1, count: 2 }).map((o) => o.op)).toEqual(["a", "c"]);
+  });
+});
+
+describe("flag parsing", () => {
+  it.each(["0/2", "3/2", "1", "a/b", "1/0"])("rejects --shard %s", (s) => {
+    expect(() => parseShard(s)).toThrow(UserError);
+  });
+  it("parses --shard and --dtypes", () => {
+    expect(parseShard("2/3")).toEqual({ index: 2, count: 3 });
+    expect(parseDtypes("float32, int64")).toEqual(["float32", "int64"]);
+    expect(() => parseDtypes("float33")).toThrow(/unknown dtype float33/);
+  });
+});
