@@ -334,7 +334,9 @@ class Runner:
         cout, err = _call(lambda: self.op(*ca, **ckw))
         if err is not None:
             return None
-        couts = [o for o in _tensors(cout) if o.requires_grad and o.is_floating_point()]
+        call = _tensors(cout)
+        mask = [o.requires_grad and o.is_floating_point() for o in call]
+        couts = [o for o, m in zip(call, mask) if m]
         if not couts:
             return None
         torch.manual_seed(derive_seed("grad", self.name))
@@ -350,8 +352,11 @@ class Runner:
         dout, err = _call(lambda: self.dev.call(self.name, self.op, da, dkw))
         if err is not None:
             return ("fail", f"device forward with requires_grad raised {_short(err)}")
-        douts = [o for o in _tensors(dout) if o.is_floating_point()]
-        if len(douts) != len(couts) or not all(o.requires_grad for o in douts):
+        dall = _tensors(dout)
+        if len(dall) != len(call):
+            return ("fail", f"device forward returned {len(dall)} tensors with requires_grad, CPU {len(call)}")
+        douts = [o for o, m in zip(dall, mask) if m]
+        if not all(o.requires_grad for o in douts):
             return ("fail", "device outputs do not require grad; autograd is not wired for this op")
         dgos = [self.dev.to_device(g) for g in gos]
         dl = [dflat[i] for i in idx]

@@ -120,6 +120,8 @@ class Coordinator:
         self.out: TextIO | None = None
         self.log = None
         self.worker_config = ""
+        # timings for bench/: kept out of the results file, which must not vary run to run
+        self.stats: dict[str, float] = {"gen_s": 0.0, "run_s": 0.0, "worker_starts": 0}
 
     # -- setup ------------------------------------------------------------------
 
@@ -189,6 +191,7 @@ class Coordinator:
             env=env,
         )
         w = Worker(proc)
+        self.stats["worker_starts"] += 1
         os.set_blocking(proc.stdout.fileno(), False)
         self.sel.register(proc.stdout, selectors.EVENT_READ, w)
         self.workers.append(w)
@@ -225,6 +228,9 @@ class Coordinator:
         )
         if self.out:
             self.out.close()
+        self.stats.update({"elapsed_s": time.monotonic() - t0, "samples": self.samples})
+        with open(self.results_path + ".stats.json", "w") as f:
+            json.dump(self.stats, f, sort_keys=True)
         return 0
 
     def on_readable(self, w: Worker) -> None:
@@ -260,6 +266,8 @@ class Coordinator:
             self.record_sample(w.task, int(msg["k"]), msg["checks"], msg.get("source", ""), msg.get("desc", ""))
         elif t == "done":
             assert w.task is not None
+            self.stats["gen_s"] += float(msg.get("gen_s", 0))
+            self.stats["run_s"] += float(msg.get("run_s", 0))
             self.record_done(w.task, int(msg["n"]))
             w.task = None
             w.state = "idle"

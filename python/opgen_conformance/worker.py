@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any
 
 
@@ -50,7 +51,7 @@ def _samples(config: dict, task: dict, dtype: Any, seed: int, index: dict, max_s
     if d:
         path = os.path.join(d, f"{derive_seed(task['op'], task['dtype'], task['kind'], seed, max_samples):08x}.pt")
         try:
-            return torch.load(path, weights_only=False)
+            return torch.load(path, weights_only=False)["samples"]
         except Exception:
             pass
     samples = sample_list(task["op"], task["kind"], dtype, seed, index, max_samples)
@@ -58,7 +59,7 @@ def _samples(config: dict, task: dict, dtype: Any, seed: int, index: dict, max_s
         try:
             os.makedirs(d, exist_ok=True)
             tmp = f"{path}.{os.getpid()}.tmp"
-            torch.save(samples, tmp)
+            torch.save({"op": task["op"], "kind": task["kind"], "dtype": task["dtype"], "samples": samples}, tmp)
             os.replace(tmp, path)
         except Exception:
             pass
@@ -107,7 +108,9 @@ def main(config_path: str) -> int:
             break
         dtype = DTYPES[task["dtype"]]
         send({"t": "gen"})
+        t_gen = time.perf_counter()
         samples = _samples(config, task, dtype, seed, index, max_samples)
+        t_run = time.perf_counter()
         cur = {"k": -1}
 
         def phase(p: str) -> None:
@@ -131,5 +134,6 @@ def main(config_path: str) -> int:
                     "checks": {c: list(v) for c, v in checks.items()},
                 }
             )
-        send({"t": "done", "n": len(samples)})
+        t_end = time.perf_counter()
+        send({"t": "done", "n": len(samples), "gen_s": t_run - t_gen, "run_s": t_end - t_run})
     return 0

@@ -7,13 +7,16 @@
  * Loading is on `gen`'s hot path, so it reads the two small-enough files with
  * our own YAML reader (yamlreader.ts), parses each schema once, memoizes per
  * YAML path, and leaves derivatives.yaml until `catalog.derivatives` is first
- * read.
+ * read. A caller may also pass `cacheDir` to keep a snapshot of the built
+ * catalog across processes (snapshot.ts); the model itself never decides to
+ * write anywhere.
  */
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { TorchInstall } from "../torch/discover.js";
 import { parseDerivativesYaml } from "./derivatives.js";
 import { groupFunctions, isGroup, parseNativeFunctionsYaml } from "./native.js";
+import { readSnapshot, type SnapshotData, snapshotPath, writeSnapshot } from "./snapshot.js";
 import { parseTagsYaml } from "./tags.js";
 import type { DerivativeInfo, NativeFunction, NativeFunctionsGroup, OperatorCatalog } from "./types.js";
 
@@ -28,10 +31,21 @@ export interface CatalogSources {
   readonly derivativesYaml: string;
 }
 
+export interface LoadCatalogOptions {
+  /**
+   * Directory for a snapshot of the built catalog, keyed by the YAML contents
+   * (e.g. ~/.cache/opgen-backend). Unset: nothing is written or read.
+   */
+  readonly cacheDir?: string;
+}
+
 const cache = new Map<string, Promise<OperatorCatalog>>();
 
 /** The catalog of `install`'s torch; built once per native_functions.yaml path per process. */
-export function loadCatalog(install: TorchInstall | CatalogSources): Promise<OperatorCatalog> {
+export function loadCatalog(
+  install: TorchInstall | CatalogSources,
+  opts: LoadCatalogOptions = {},
+): Promise<OperatorCatalog> {
   const key = install.nativeFunctionsYaml;
   let p = cache.get(key);
   if (!p) {
@@ -40,7 +54,13 @@ export function loadCatalog(install: TorchInstall | CatalogSources): Promise<Ope
         readFile(install.nativeFunctionsYaml, "utf8"),
         readFile(install.tagsYaml, "utf8"),
       ]);
-      return buildCatalog(install, nf, tags);
+      if (!opts.cacheDir) return buildCatalog(install, nf, tags);
+      const snap = snapshotPath(opts.cacheDir, nf, tags);
+      const data = readSnapshot(snap);
+      if (data) return assembleCatalog(install, data);
+      const built = parseCatalogData(install, nf, tags);
+      writeSnapshot(snap, built);
+      return assembleCatalog(install, built);
     })();
     cache.set(key, p);
     p.catch(() => cache.delete(key));
@@ -50,9 +70,18 @@ export function loadCatalog(install: TorchInstall | CatalogSources): Promise<Ope
 
 /** Builds a catalog from file contents (tests, and callers that already hold the text). */
 export function buildCatalog(src: CatalogSources, nativeFunctionsText: string, tagsText: string): OperatorCatalog {
+  return assembleCatalog(src, parseCatalogData(src, nativeFunctionsText, tagsText));
+}
+
+function parseCatalogData(src: CatalogSources, nativeFunctionsText: string, tagsText: string): SnapshotData {
   const tags = parseTagsYaml(tagsText, src.tagsYaml);
   const validTags = new Set(tags.map((t) => t.tag));
   const { functions, groups } = parseNativeFunctionsYaml(nativeFunctionsText, src.nativeFunctionsYaml, validTags);
+  return { functions, groups, tags };
+}
+
+function assembleCatalog(src: CatalogSources, data: SnapshotData): OperatorCatalog {
+  const { functions, groups, tags } = data;
   const byName = new Map<string, NativeFunction>();
   for (const f of functions) byName.set(f.name, f);
   const groupOf = new Map<string, NativeFunctionsGroup>();
@@ -63,11 +92,11 @@ export function buildCatalog(src: CatalogSources, nativeFunctionsText: string, t
   let derivatives: ReadonlyMap<string, DerivativeInfo> | null = null;
   return Object.freeze({
     torchVersion: src.version,
-    functions: Object.freeze(functions),
+    functions: Object.freeze([...functions]),
     byName,
-    groups: Object.freeze(groups),
+    groups: Object.freeze([...groups]),
     groupOf,
-    tags: Object.freeze(tags),
+    tags: Object.freeze([...tags]),
     // derivatives.yaml (~190 KB) is read only when asked for.
     get derivatives(): ReadonlyMap<string, DerivativeInfo> {
       derivatives ??= parseDerivativesYaml(readFileSync(src.derivativesYaml, "utf8"), src.derivativesYaml);

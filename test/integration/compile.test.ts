@@ -69,7 +69,7 @@ function gen(name: string, yamlText: string): string {
 async function compile(src: string): Promise<string> {
   const dir = path.dirname(src);
   const h = createHash("sha256");
-  h.update([CXX, cxxVersion, install.version, ...FLAGS].join("\0"));
+  h.update([CXX, cxxVersion, install.version, ...FLAGS, ...includeFlags()].join("\0"));
   for (const f of [src, ...headersIn(dir)]) h.update(`\0${path.basename(f)}\0`).update(readFileSync(f));
   const obj = path.join(CACHE, `${h.digest("hex").slice(0, 24)}.o`);
   if (existsSync(obj)) return obj;

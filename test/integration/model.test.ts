@@ -2,13 +2,14 @@
 // operators we generate from `autogen:` are the ones torch registers, our
 // YAML reader agrees with the `yaml` package, and our NativeFunctions and
 // groups agree with torchgen's (run side by side from the same wheel).
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { loadCatalog } from "../../src/model/catalog.js";
+import { buildCatalog, loadCatalog } from "../../src/model/catalog.js";
 import { groupNativeFunctions, isGroup, parseNativeFunctions } from "../../src/model/native.js";
 import {
   operatorNameString,
@@ -71,6 +72,51 @@ describe("native_functions.yaml schemas", () => {
 
   it("memoizes per YAML path", async () => {
     expect(await loadCatalog(torch)).toBe(catalog);
+  });
+
+  it("round-trips through an opt-in snapshot, keyed by the YAML contents", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "opgen-model-"));
+    try {
+      // Copies under a fresh path so the per-process memo does not answer.
+      const copy = (from: string, name: string) => {
+        const to = path.join(dir, name);
+        writeFileSync(to, readFileSync(from));
+        return to;
+      };
+      const src = {
+        version: torch.version,
+        nativeFunctionsYaml: copy(torch.nativeFunctionsYaml, "nf.yaml"),
+        tagsYaml: copy(torch.tagsYaml, "tags.yaml"),
+        derivativesYaml: torch.derivativesYaml,
+      };
+      const cacheDir = path.join(dir, "cache");
+      const first = await loadCatalog(src, { cacheDir });
+      expect(readdirSync(cacheDir).filter((f) => f.endsWith(".json"))).toHaveLength(1);
+      const fromSnapshot = await loadCatalog(
+        { ...src, nativeFunctionsYaml: copy(src.nativeFunctionsYaml, "nf2.yaml") },
+        { cacheDir },
+      );
+      const fresh = buildCatalog(
+        src,
+        readFileSync(src.nativeFunctionsYaml, "utf8"),
+        readFileSync(src.tagsYaml, "utf8"),
+      );
+      for (const c of [first, fromSnapshot]) {
+        expect(c.functions).toEqual(fresh.functions);
+        expect(c.groups).toEqual(fresh.groups);
+        expect(c.tags).toEqual(fresh.tags);
+        expect([...c.byName.keys()]).toEqual([...fresh.byName.keys()]);
+      }
+      // Groups point at the same objects as functions after a snapshot read.
+      const g = fromSnapshot.groupOf.get("add.out")!;
+      expect(g.out).toBe(fromSnapshot.byName.get("add.out"));
+      // A changed YAML gets a new snapshot rather than a stale one.
+      writeFileSync(src.nativeFunctionsYaml, `${readFileSync(src.nativeFunctionsYaml, "utf8")}\n# changed\n`);
+      await loadCatalog({ ...src, nativeFunctionsYaml: copy(src.nativeFunctionsYaml, "nf3.yaml") }, { cacheDir });
+      expect(readdirSync(cacheDir).filter((f) => f.endsWith(".json"))).toHaveLength(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
