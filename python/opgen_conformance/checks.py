@@ -140,7 +140,7 @@ class Runner:
         device: Any,
         overrides: list[dict] | None = None,
         grad_samples: int = 2,
-        phase: Callable[[str], None] | None = None,
+        phase: Callable[..., None] | None = None,
     ) -> None:
         self.name = name
         self.kind = kind
@@ -152,7 +152,7 @@ class Runner:
         self.rtol, self.atol = tolerance(name, dtype, overrides or [])
         self.nondet = nondeterministic(name, self.op)
         self.grad_samples = grad_samples
-        self.phase = phase or (lambda _p: None)
+        self.phase = phase or (lambda _p, _partial=None: None)
         self.write_args = [
             i
             for i, a in enumerate(self.schema.arguments)
@@ -212,7 +212,7 @@ class Runner:
             and sample_index < self.grad_samples
             and not self.nondet
         ):
-            g = self._gradients(s)
+            g = self._gradients(s, r)
             if g is not None:
                 r["gradients"] = g
         return r
@@ -316,7 +316,7 @@ class Runner:
 
     # -- gradients ------------------------------------------------------------
 
-    def _gradients(self, s: Sample) -> Verdict | None:
+    def _gradients(self, s: Sample, forward: dict[str, Verdict]) -> Verdict | None:
         flat, spec = tree_flatten((clone_tree(s.args), clone_tree(s.kwargs)))
         idx = [i for i, v in enumerate(flat) if isinstance(v, torch.Tensor) and v.is_floating_point()]
         if not idx:
@@ -346,7 +346,9 @@ class Runner:
         if err is not None:
             return None
 
-        self.phase("gradients")
+        # the forward verdicts go with the phase change: a crash in backward
+        # must not lose what the forward checks already found
+        self.phase("gradients", forward)
         dflat = leaves([self.dev.to_device(v) for v in base])
         da, dkw = tree_unflatten(dflat, spec)
         dout, err = _call(lambda: self.dev.call(self.name, self.op, da, dkw))

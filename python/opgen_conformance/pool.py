@@ -63,6 +63,8 @@ class Worker:
     phase: str = "values"
     last: float = field(default_factory=time.monotonic)
     buf: bytes = b""
+    partial: dict = field(default_factory=dict)
+    sample_desc: tuple = ("", "")
     started: float = field(default_factory=time.monotonic)
 
 
@@ -259,8 +261,11 @@ class Coordinator:
         elif t == "begin":
             w.k = int(msg["k"])
             w.phase = "values"
+            w.partial = {}
+            w.sample_desc = (str(msg.get("source", "")), str(msg.get("desc", "")))
         elif t == "phase":
             w.phase = msg["phase"]
+            w.partial = dict(msg.get("partial") or {})
         elif t == "sample":
             assert w.task is not None
             self.record_sample(w.task, int(msg["k"]), msg["checks"], msg.get("source", ""), msg.get("desc", ""))
@@ -279,6 +284,7 @@ class Coordinator:
             return
         task = self.pending.popleft()
         w.task, w.k, w.phase, w.state, w.last = task, -1, "values", "busy", time.monotonic()
+        w.partial, w.sample_desc = {}, ("", "")
         msg = {"op": task.op["name"], "kind": task.op.get("kind", "functional"), "view": bool(task.op.get("view"))}
         msg.update({"dtype": task.dtype, "start": task.start})
         try:
@@ -318,7 +324,8 @@ class Coordinator:
             self.incident(w, "crash", f"{why} while {_doing(w.phase)}")
 
     def incident(self, w: Worker, kind: str, message: str) -> None:
-        task, k = w.task, w.k
+        task, k, partial = w.task, w.k, dict(w.partial)
+        source, desc = w.sample_desc if k >= 0 else ("", "")
         self.stop(w, graceful=False)
         if kind == "startup":
             self.startup_failures += 1
@@ -338,9 +345,9 @@ class Coordinator:
             # eager CPU died on this input, not the device: nothing to compare against
             status = "skip"
             message = f"the CPU reference {'crashed' if kind == 'crash' else 'hung'} on this sample ({message})"
-            self.record_sample(task, k, {"errors": [status, message]}, "", "", incident=True)
+            self.record_sample(task, k, {"errors": [status, message]}, source, desc, incident=True)
         else:
-            self.record_sample(task, k, {w.phase: [status, message]}, "", "", incident=True)
+            self.record_sample(task, k, {**partial, w.phase: [status, message]}, source, desc, incident=True)
         emit({"event": "incident", "kind": status, "op": task.op["name"], "dtype": task.dtype, "sample": k, "message": message})
         if task.incidents + 1 >= self.max_incidents:
             # Each crash costs a worker restart (seconds); a kernel that crashes

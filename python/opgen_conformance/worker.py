@@ -9,7 +9,9 @@ stdout cannot corrupt it):
   -> {"t": "ready"}                              once, after imports
   -> {"t": "gen"}                               before generating the task's samples
   -> {"t": "begin", "k": k}                      before sample k runs
-  -> {"t": "phase", "k": k, "phase": check}      the check now running on device
+  -> {"t": "phase", "k": k, "phase": check, "partial"?: {...}}
+                                                 the check now running on device,
+                                                 with the verdicts found so far
   -> {"t": "sample", "k": k, "source", "desc", "checks": {check: [status, msg]}}
   -> {"t": "done", "n": total_samples}
 
@@ -113,14 +115,17 @@ def main(config_path: str) -> int:
         t_run = time.perf_counter()
         cur = {"k": -1}
 
-        def phase(p: str) -> None:
-            send({"t": "phase", "k": cur["k"], "phase": p})
+        def phase(p: str, partial: dict | None = None) -> None:
+            msg: dict[str, Any] = {"t": "phase", "k": cur["k"], "phase": p}
+            if partial:
+                msg["partial"] = {c: list(v) for c, v in partial.items()}
+            send(msg)
 
         runner = Runner(task["op"], task["kind"], bool(task.get("view")), dtype, device, overrides, grad_samples, phase)
         for k in range(int(task.get("start", 0)), len(samples)):
             cur["k"] = k
             s = samples[k]
-            send({"t": "begin", "k": k})
+            send({"t": "begin", "k": k, "source": s.source, "desc": describe(s)})
             try:
                 checks = runner.run(s, k)
             except Exception as e:  # a bug in a check, not in the kernel: still report it

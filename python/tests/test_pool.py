@@ -73,6 +73,19 @@ class PoolTest(unittest.TestCase):
             events = [json.loads(x) for x in p.stdout.splitlines()]
             self.assertEqual(events[-1]["event"], "finished")
 
+    def test_crash_in_backward_keeps_forward_verdicts(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            write_empty_index(os.path.join(tmp, "cache"))
+            p = run(config(tmp, [op("sinh")], workers=1, max_samples=2, max_incidents=5))
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            samples = [r for r in records(os.path.join(tmp, "results.jsonl")) if r["kind"] == "sample"]
+            self.assertEqual(len(samples), 2)
+            for r in samples:
+                self.assertEqual(r["checks"]["values"][0], "pass")
+                self.assertEqual(r["checks"]["gradients"][0], "crash")
+                self.assertIn("while checking gradients", r["checks"]["gradients"][1])
+                self.assertTrue(r["desc"].startswith("(T["))
+
     def test_resume_skips_done_and_cuts_torn_line(self):
         with tempfile.TemporaryDirectory() as tmp:
             write_empty_index(os.path.join(tmp, "cache"))
@@ -96,6 +109,27 @@ class PoolTest(unittest.TestCase):
             again = records(res)
             key = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
             self.assertEqual(sorted(map(key, again)), sorted(map(key, full)))
+
+    def test_rerun_reproduces_a_recorded_sample(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            write_empty_index(os.path.join(tmp, "cache"))
+            cfg = config(tmp, [op("add.Tensor")], workers=1, seed=11)
+            self.assertEqual(run(cfg).returncode, 0)
+            recs = [r for r in records(os.path.join(tmp, "results.jsonl")) if r["kind"] == "sample"]
+            rec = [r for r in recs if r["checks"]["values"][0] == "fail"][-1]
+            env = dict(os.environ, PYTHONPATH=PYDIR)
+            p = subprocess.run(
+                [sys.executable, "-m", "opgen_conformance", "rerun", "--config", cfg, "--op", "add.Tensor",
+                 "--dtype", "float32", "--seed", "11", "--sample", str(rec["sample"])],
+                env=env, capture_output=True, text=True, timeout=300,
+            )
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn(rec["desc"], p.stdout)
+            status, msg = rec["checks"]["values"]
+            self.assertEqual(status, "fail")
+            self.assertIn(f"values     fail  {msg}", p.stdout)
+            for check, (st, _) in rec["checks"].items():
+                self.assertRegex(p.stdout, rf"\n  {check} +{st} ")
 
     def test_resume_refuses_other_settings(self):
         with tempfile.TemporaryDirectory() as tmp:

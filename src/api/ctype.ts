@@ -3,7 +3,8 @@
  * small tree (torchgen's api/types CType family) so that code can ask
  * structural questions ("is this a mutable reference?", "is this a list of
  * tensors?") instead of matching strings, and so that printing lives in one
- * place. Every node is frozen and prints itself with `cpp()`.
+ * place. Nodes are immutable and print themselves with `cpp()`
+ * (`printCType` is the same spelling, by structure, for exhaustive checks).
  *
  * Note [C++ type spelling]: `cpp()` spells types exactly as torchgen does
  * (`const at::Tensor &`, `::std::optional<int64_t>`, `::std::tuple<a,b>`
@@ -100,33 +101,96 @@ export function printCType(t: CType): string {
   }
 }
 
-function make<T extends Omit<CType, "cpp">>(node: T): T & { cpp(): string } {
-  const n = { ...node, cpp: () => printCType(n as unknown as CType) };
-  return Object.freeze(n);
+/** One node: its printed form is computed once, when it is built (children print first). */
+class Node {
+  private readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+  cpp(): string {
+    return this.text;
+  }
+}
+
+class Base extends Node implements BaseCType {
+  readonly kind = "base" as const;
+  constructor(readonly name: string) {
+    super(name);
+  }
+}
+class ConstRef extends Node implements ConstRefCType {
+  readonly kind = "constRef" as const;
+  constructor(readonly elem: CType) {
+    super(`const ${elem.cpp()} &`);
+  }
+}
+class MutRef extends Node implements MutRefCType {
+  readonly kind = "mutRef" as const;
+  constructor(readonly elem: CType) {
+    super(`${elem.cpp()} &`);
+  }
+}
+class Optional extends Node implements OptionalCType {
+  readonly kind = "optional" as const;
+  constructor(readonly elem: CType) {
+    super(`::std::optional<${elem.cpp()}>`);
+  }
+}
+class Vector extends Node implements VectorCType {
+  readonly kind = "vector" as const;
+  constructor(readonly elem: CType) {
+    super(`::std::vector<${elem.cpp()}>`);
+  }
+}
+class StdArray extends Node implements ArrayCType {
+  readonly kind = "array" as const;
+  constructor(
+    readonly elem: CType,
+    readonly size: number,
+  ) {
+    super(`::std::array<${elem.cpp()},${size}>`);
+  }
+}
+class Tuple extends Node implements TupleCType {
+  readonly kind = "tuple" as const;
+  constructor(readonly elems: readonly CType[]) {
+    super(`::std::tuple<${elems.map((e) => e.cpp()).join(",")}>`);
+  }
+}
+class List extends Node implements ListCType {
+  readonly kind = "list" as const;
+  constructor(readonly elem: CType) {
+    super(`c10::List<${elem.cpp()}>`);
+  }
+}
+class ArrayRef extends Node implements ArrayRefCType {
+  readonly kind = "arrayRef" as const;
+  constructor(readonly elem: CType) {
+    super(`at::ArrayRef<${elem.cpp()}>`);
+  }
 }
 
 const baseCache = new Map<string, BaseCType>();
 export function baseC(name: string): BaseCType {
   let t = baseCache.get(name);
   if (!t) {
-    t = make({ kind: "base", name } as const);
+    t = new Base(name);
     baseCache.set(name, t);
   }
   return t;
 }
-export const constRef = (elem: CType): ConstRefCType => make({ kind: "constRef", elem } as const);
-export const mutRef = (elem: CType): MutRefCType => make({ kind: "mutRef", elem } as const);
-export const optionalC = (elem: CType): OptionalCType => make({ kind: "optional", elem } as const);
-export const vectorC = (elem: CType): VectorCType => make({ kind: "vector", elem } as const);
-export const arrayC = (elem: CType, size: number): ArrayCType => make({ kind: "array", elem, size } as const);
-export const tupleC = (elems: readonly CType[]): TupleCType =>
-  make({ kind: "tuple", elems: Object.freeze([...elems]) } as const);
-export const listC = (elem: CType): ListCType => make({ kind: "list", elem } as const);
-export const arrayRefC = (elem: CType): ArrayRefCType => make({ kind: "arrayRef", elem } as const);
+export const constRef = (elem: CType): ConstRefCType => new ConstRef(elem);
+export const mutRef = (elem: CType): MutRefCType => new MutRef(elem);
+export const optionalC = (elem: CType): OptionalCType => new Optional(elem);
+export const vectorC = (elem: CType): VectorCType => new Vector(elem);
+export const arrayC = (elem: CType, size: number): ArrayCType => new StdArray(elem, size);
+export const tupleC = (elems: readonly CType[]): TupleCType => new Tuple([...elems]);
+export const listC = (elem: CType): ListCType => new List(elem);
+export const arrayRefC = (elem: CType): ArrayRefCType => new ArrayRef(elem);
 
 /** Structural equality (types are small trees; printing is canonical). */
 export function ctypeEquals(a: CType, b: CType): boolean {
-  return printCType(a) === printCType(b);
+  return a.cpp() === b.cpp();
 }
 
 /** The type with one outer `const &` / `&` removed. */

@@ -22,19 +22,7 @@
 import { printBaseOperatorName } from "../model/schema.js";
 import type { Argument, FunctionSchema, NativeFunction, Return, Type } from "../model/types.js";
 import { assertNever } from "../util/errors.js";
-import {
-  arrayC,
-  arrayRefC,
-  type CType,
-  constRef,
-  listC,
-  mutRef,
-  optionalC,
-  printCType,
-  T,
-  tupleC,
-  vectorC,
-} from "./ctype.js";
+import { arrayC, arrayRefC, type CType, constRef, listC, mutRef, optionalC, T, tupleC, vectorC } from "./ctype.js";
 
 export interface CppFlags {
   /** Kernel takes SymInt (Note [SymInt in kernel signatures]). */
@@ -134,7 +122,8 @@ export function argumentType(t: Type, mutable: boolean, flags: CppFlags): CType 
     case "optional": {
       const e = t.elem;
       // torchgen: a mutable `Tensor(a!)?` is a plain `at::Tensor &` (sic).
-      if (isBase(e, "Tensor")) return mutable && !flags.constRefForMutable ? mutRef(T.tensor) : constRef(optionalC(T.tensor));
+      if (isBase(e, "Tensor"))
+        return mutable && !flags.constRefForMutable ? mutRef(T.tensor) : constRef(optionalC(T.tensor));
       if (isBase(e, "Scalar")) return constRef(optionalC(T.scalar));
       if (e.kind === "list" && isBase(e.elem, "int")) return T.optionalIntArrayRef;
       if (e.kind === "list" && isBase(e.elem, "SymInt")) {
@@ -198,7 +187,7 @@ export interface Binding {
 }
 
 export function printBinding(b: Binding): string {
-  return `${printCType(b.type)} ${b.name}`;
+  return `${b.type.cpp()} ${b.name}`;
 }
 
 /** torchgen dispatcher.jit_arguments: positional, kwarg-only, out. */
@@ -238,22 +227,22 @@ export class DispatcherSignature {
 
   /** `ret name(T a, U b)` — declarations and definitions look the same (no defaults). */
   decl(name: string = this.name): string {
-    return `${printCType(this.returns)} ${name}(${this.args.map(printBinding).join(", ")})`;
+    return `${this.returns.cpp()} ${name}(${this.args.map(printBinding).join(", ")})`;
   }
 
   /** Parameter types only, for function pointer types and signature comparison. */
   paramTypes(): string[] {
-    return this.args.map((a) => printCType(a.type));
+    return this.args.map((a) => a.type.cpp());
   }
 
   /** `ret (*)(T, U)` */
   ptrType(): string {
-    return `${printCType(this.returns)} (*)(${this.paramTypes().join(", ")})`;
+    return `${this.returns.cpp()} (*)(${this.paramTypes().join(", ")})`;
   }
 
   /** A key equal for signatures with the same C++ function type. */
   typeKey(): string {
-    return `${printCType(this.returns)}(${this.paramTypes().join(",")})`;
+    return `${this.returns.cpp()}(${this.paramTypes().join(",")})`;
   }
 }
 

@@ -147,7 +147,6 @@ interface CatalogIndex {
   readonly names: readonly string[];
   /** base name (before the dot) -> full names with that base */
   readonly overloads: ReadonlyMap<string, readonly string[]>;
-  readonly nameOf: ReadonlyMap<NativeFunction, string>;
 }
 
 const indexCache = new WeakMap<OperatorCatalog, CatalogIndex>();
@@ -157,16 +156,14 @@ function catalogIndex(catalog: OperatorCatalog): CatalogIndex {
   if (ix) return ix;
   const names = [...catalog.byName.keys()].sort();
   const overloads = new Map<string, string[]>();
-  const nameOf = new Map<NativeFunction, string>();
   for (const n of names) {
     const dot = n.indexOf(".");
     const base = dot < 0 ? n : n.slice(0, dot);
     const l = overloads.get(base);
     if (l) l.push(n);
     else overloads.set(base, [n]);
-    nameOf.set(catalog.byName.get(n)!, n);
   }
-  ix = { names, overloads, nameOf };
+  ix = { names, overloads };
   indexCache.set(catalog, ix);
   return ix;
 }
@@ -216,7 +213,10 @@ class Checker {
   readonly diags: Diagnostic[] = [];
   /** Offsets where each line starts, for offset -> line:col. */
   private readonly lineStarts: number[] = [0];
-  private readonly ix: CatalogIndex;
+  /** Built on first use (misspelt names only): it enumerates the whole catalog (Note [Lazy catalog]). */
+  private get ix(): CatalogIndex {
+    return catalogIndex(this.catalog);
+  }
 
   constructor(
     private readonly file: string,
@@ -224,7 +224,6 @@ class Checker {
     private readonly catalog: OperatorCatalog,
     private readonly fastPath: boolean,
   ) {
-    this.ix = catalogIndex(catalog);
     for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) this.lineStarts.push(i + 1);
   }
 
@@ -692,7 +691,7 @@ class Checker {
     const reported = new Set<unknown>();
     for (const a of autograd) {
       const g = this.catalog.groupOf.get(a.name);
-      const members = g ? groupMembers(g).map((f) => this.ix.nameOf.get(f) ?? "") : [a.name];
+      const members = g ? groupMembers(g).map((f) => f.name) : [a.name];
       const clash = members.map((m) => forward.get(m)).find((e) => e !== undefined);
       if (!clash) continue;
       const groupId = g ?? a.name;

@@ -96,7 +96,12 @@ export function formatCoverageTable(c: CoverageReport, opts: { all: boolean }): 
   lines.push(`backend ${c.backend} (device '${c.device}') against torch ${c.torchVersion}`);
   lines.push(`core ATen: ${c.core.covered}/${c.core.total} overloads registered (${pct.toFixed(1)}%)`);
   lines.push(`registered overloads in all: ${c.registeredTotal}`);
-  const fates: Record<Fate, string[]> = { decomposes: [], "composite-kernel": [], "cpu-fallback": [], "not-implemented": [] };
+  const fates: Record<Fate, string[]> = {
+    decomposes: [],
+    "composite-kernel": [],
+    "cpu-fallback": [],
+    "not-implemented": [],
+  };
   for (const m of c.core.missing) fates[m.fate].push(m.name);
   const limit = opts.all ? Number.POSITIVE_INFINITY : 12;
   const describe: Record<Fate, string> = {

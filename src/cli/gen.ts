@@ -5,16 +5,19 @@
  */
 import path from "node:path";
 import type { Command } from "commander";
-import { loadBackendYaml } from "../backend/load.js";
 import type { BackendConfig } from "../backend/types.js";
-import { generate, kernelStubs, missingKernels } from "../dest/index.js";
-import { loadCatalog } from "../model/catalog.js";
 import type { OperatorCatalog } from "../model/types.js";
 import { discoverTorch } from "../torch/discover.js";
 import { formatDiagnostic, UserError } from "../util/errors.js";
 import { style } from "../util/term.js";
 import { type OutputFile, staleFiles, type WriteResult, writeFiles } from "../write/files.js";
-import { computeCoverage, formatCoverageTable } from "./coverage.js";
+
+// The pipeline's modules are imported when a command runs, not when it is
+// registered, and in parallel with the Python probe (loadInputs): `gen`
+// starts in well under torchgen's time only if nothing waits needlessly.
+const catalogModule = () => import("../model/catalog.js");
+const backendModule = () => import("../backend/load.js");
+const destModule = () => import("../dest/index.js");
 
 interface CommonOpts {
   python?: string;
@@ -25,8 +28,11 @@ export async function loadInputs(
   yamlPath: string,
   python?: string,
 ): Promise<{ catalog: OperatorCatalog; config: BackendConfig }> {
-  const install = await discoverTorch(python);
-  const catalog = await loadCatalog(install);
+  // Start Python first; load our modules while it runs.
+  const installP = discoverTorch(python);
+  installP.catch(() => {});
+  const [{ loadCatalog }, { loadBackendYaml }] = await Promise.all([catalogModule(), backendModule()]);
+  const catalog = await loadCatalog(await installP);
   const config = loadBackendYaml(yamlPath, catalog);
   for (const w of config.warnings) process.stderr.write(`${formatDiagnostic(w)}\n`);
   return { catalog, config };
@@ -72,7 +78,11 @@ export function registerGenCommands(program: Command): void {
     .action(async (positional: string | undefined, opts: CommonOpts & Record<string, string | boolean | undefined>) => {
       const yamlPath = positional ?? (opts.sourceYaml as string | undefined) ?? "backend.yaml";
       const outDir = (opts.outputDir as string | undefined) ?? path.join(path.dirname(yamlPath), "csrc", "generated");
+      // dest (handlebars) loads while the probe runs.
+      const dest = destModule();
+      dest.catch(() => {});
       const { catalog, config } = await loadInputs(yamlPath, opts.python);
+      const { generate, kernelStubs, missingKernels } = await dest;
       const files: OutputFile[] = generate(config, catalog, { sourceYamlPath: yamlPath });
       const mode = { dryRun: Boolean(opts.dryRun), check: Boolean(opts.check), json: Boolean(opts.json) };
       const r = writeFiles(outDir, files, mode);
@@ -104,7 +114,10 @@ export function registerGenCommands(program: Command): void {
     .option("--all", "list every uncovered core overload, not only the first ones")
     .option("--json", "machine-readable output")
     .action(async (yamlPath: string, opts: CommonOpts & { all?: boolean }) => {
-      const { catalog, config } = await loadInputs(yamlPath, opts.python);
+      const [{ catalog, config }, { computeCoverage, formatCoverageTable }] = await Promise.all([
+        loadInputs(yamlPath, opts.python),
+        import("./coverage.js"),
+      ]);
       const cov = computeCoverage(config, catalog);
       if (opts.json) process.stdout.write(`${JSON.stringify(cov, null, 2)}\n`);
       else process.stdout.write(formatCoverageTable(cov, { all: Boolean(opts.all) }));

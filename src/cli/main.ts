@@ -2,16 +2,71 @@
  * Commander wiring and exit codes only. Each command lives in its own module;
  * this file maps UserError to `opgen-backend: message` + exit 1 and lets
  * anything else (a bug) propagate with its stack.
+ *
+ * Command modules are imported only when their command runs: the scaffold
+ * and conformance commands pull in execa, the `yaml` package and handlebars
+ * (~100 ms cold together), which `gen` never uses and must not pay for. The
+ * whole set is registered when no known command is named (bare `--help`,
+ * `help`, a typo), so help and "unknown command" answers stay complete.
  */
-import { Command, CommanderError } from "commander";
-import { registerConformanceCommands } from "../conformance/commands.js";
-import { registerScaffoldCommands } from "../scaffold/commands.js";
+import type { Command } from "commander";
+import { discoverTorch } from "../torch/discover.js";
 import { formatDiagnostic, UserError } from "../util/errors.js";
-import { registerGenCommands } from "./gen.js";
 
 const VERSION = "0.1.0";
 
+type Register = (program: Command) => void;
+
+const GEN: () => Promise<Register> = async () => (await import("./gen.js")).registerGenCommands;
+const SCAFFOLD: () => Promise<Register> = async () =>
+  (await import("../scaffold/commands.js")).registerScaffoldCommands;
+const CONFORMANCE: () => Promise<Register> = async () =>
+  (await import("../conformance/commands.js")).registerConformanceCommands;
+
+/** Registration order is the order `--help` lists commands in. */
+const GROUPS = [SCAFFOLD, GEN, CONFORMANCE] as const;
+
+/** Top-level command name -> the module that registers it. */
+const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
+  init: SCAFFOLD,
+  build: SCAFFOLD,
+  gen: GEN,
+  coverage: GEN,
+  test: CONFORMANCE,
+  report: CONFORMANCE,
+};
+
+/** The command argv names (`node script cmd ...`): the first word not starting with '-'. */
+function commandName(argv: readonly string[]): string | undefined {
+  for (let i = 2; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (!a.startsWith("-")) return a;
+    // Top-level options take no values, so anything before the command is a flag.
+  }
+  return undefined;
+}
+
+/** `--python X` / `--python=X` as commander will read it for gen/coverage (undefined: not given). */
+function pythonFlag(argv: readonly string[]): string | undefined {
+  for (let i = 3; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--") break;
+    if (a === "--python") return argv[i + 1];
+    if (a.startsWith("--python=")) return a.slice("--python=".length);
+  }
+  return undefined;
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
+  const name = commandName(argv);
+  if ((name === "gen" || name === "coverage") && !argv.includes("--help") && !argv.includes("-h")) {
+    // The torch probe is a Python process (~30 ms): start it before loading
+    // anything, so that it runs while commander and the pipeline load. The
+    // answer is memoized per interpreter, so the command's own discoverTorch
+    // call takes it over; a wrong guess at the flag only costs a second probe.
+    discoverTorch(pythonFlag(argv)).catch(() => {});
+  }
+  const { Command, CommanderError } = await import("commander");
   const program = new Command();
   program
     .name("opgen-backend")
@@ -19,9 +74,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     .exitOverride()
     .version(VERSION)
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
-  registerScaffoldCommands(program);
-  registerGenCommands(program);
-  registerConformanceCommands(program);
+  const only = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  for (const register of await Promise.all((only ? [only] : GROUPS).map((g) => g()))) register(program);
 
   try {
     await program.parseAsync(argv as string[]);

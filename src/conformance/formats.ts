@@ -230,7 +230,10 @@ export function toHtml(rep: Report): string {
     `<p>Seed ${rep.meta.seed}; up to ${rep.meta.max_samples} samples per op and dtype; torch ${html(rep.meta.torch_version)}.</p>`,
   );
   o.push('<p class="legend">');
-  for (const st of Object.keys(COLORS) as Status[]) o.push(`<span style="background:${COLORS[st]}">${st}</span>`);
+  for (const st of Object.keys(COLORS) as Status[]) {
+    const ink = st === "skip" || st === "warn" ? "#1f2328" : "#fff";
+    o.push(`<span style="background:${COLORS[st]};color:${ink}">${st}</span>`);
+  }
   o.push("</p>");
   o.push(`<h2>Operators × dtypes</h2>`);
   o.push('<table id="heatmap"><tr><th>operator</th>');
@@ -245,9 +248,10 @@ export function toHtml(rep: Report): string {
         continue;
       }
       const w = worst(rs);
+      const ink = w === "skip" || w === "warn" ? "#1f2328" : "#fff";
       const title = rs.map((r) => `${r.check}: ${r.status}${r.message ? ` — ${r.message}` : ""}`).join("\n");
       o.push(
-        `<td class="c" data-op="${html(op)}" data-dtype="${html(d)}" data-status="${w}" style="background:${COLORS[w]}" title="${html(title)}">${w}</td>`,
+        `<td class="c" data-op="${html(op)}" data-dtype="${html(d)}" data-status="${w}" style="background:${COLORS[w]};color:${ink}" title="${html(title)}">${w}</td>`,
       );
     }
     o.push("</tr>");

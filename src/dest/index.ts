@@ -57,6 +57,6 @@ export function generateFromPlan(plan: Plan, catalog: OperatorCatalog, sha256: s
   return files;
 }
 
-export { buildPlan } from "./plan.js";
-export type { Plan, Registration, KernelDecl, ServedBy } from "./plan.js";
 export { findDefinitions, kernelStubs, missingKernels, normalizeParam, type StubOptions } from "./kernels.js";
+export type { KernelDecl, Plan, Registration, ServedBy } from "./plan.js";
+export { buildPlan } from "./plan.js";

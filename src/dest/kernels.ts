@@ -231,7 +231,9 @@ export function missingKernels(config: BackendConfig, catalog: OperatorCatalog, 
   const plan = buildPlan(config, catalog);
   const files = sourceFiles(implPath);
   if (files.length === 0) {
-    return [{ severity: "error", message: `no C++ sources found at ${implPath}; --impl-path takes a file or directory` }];
+    return [
+      { severity: "error", message: `no C++ sources found at ${implPath}; --impl-path takes a file or directory` },
+    ];
   }
   const defs = findDefinitions(files, config.className);
   const byName = new Map<string, KernelDefinition[]>();

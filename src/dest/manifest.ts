@@ -2,9 +2,9 @@
  * Plan -> `op_manifest.json` (docs/INTERFACES.md): every overload the
  * generated files register, with its schema, tags, kind and the kernel that
  * serves it. The conformance runner and `coverage` read it. Sorted by name;
- * no timestamps, no absolute paths.
+ * no timestamps, no absolute paths. `schema` is the entry as written
+ * (Note [Lossless schemas]: the same string printSchema gives).
  */
-import { printSchema } from "../model/catalog.js";
 import type { OperatorCatalog } from "../model/types.js";
 import { cmp, type Plan, type Registration } from "./plan.js";
 
@@ -37,7 +37,7 @@ function operator(r: Registration): ManifestOperator {
   const f = r.f;
   return {
     name: r.op,
-    schema: printSchema(f.func),
+    schema: f.funcText,
     kind: r.kind,
     tags: [...f.tags].sort(cmp),
     core: f.tags.includes("core"),

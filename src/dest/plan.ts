@@ -19,16 +19,17 @@
  *   those too, copying each functional result into the argument it updates.
  * - With `use_out_as_primary: true` torchgen derives nothing; we derive the
  *   inplace overload from a listed out= kernel (into a temporary of self's
- *   dtype, then copied back); Note [Functional from out] says why the
- *   functional overload is not derived.
+ *   dtype, then copied back) and the functional overload from its Meta
+ *   kernel's shapes plus the out= kernel (Note [Functional from out]).
  * - `manual_kernel_registration` functions are declared but not registered.
  */
-import type { BackendConfig, OpEntry } from "../backend/types.js";
+
 import { type DispatcherSignature, kernelSignature } from "../api/dispatcher.js";
-import { groupFunctions, hasSymInt, isGroup, schemaKind } from "../model/catalog.js";
+import type { BackendConfig, OpEntry } from "../backend/types.js";
+import { groupFunctions, hasSymInt, isGroup, isTensorLike, schemaKind } from "../model/catalog.js";
 import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog, SchemaKind } from "../model/types.js";
 
-export type ServedBy = "kernel" | "derived_out" | "derived_inplace" | "autograd";
+export type ServedBy = "kernel" | "derived_out" | "derived_inplace" | "derived_functional" | "autograd";
 
 /** A backend kernel: one static member of class_name. */
 export interface KernelDecl {
@@ -123,7 +124,7 @@ function planKey(
     seenGroups.add(g);
     deriveInGroup(g, kernels, config, add, skipped);
   }
-  regs.sort((a, b) => cmp(a.op, b.op));
+  regs.sort((a, b) => (a.op < b.op ? -1 : a.op > b.op ? 1 : 0));
   return { dispatchKey, autograd, kernels: [...kernels.values()], registrations: regs };
 }
 
@@ -141,12 +142,15 @@ function deriveInGroup(
     const kind = schemaKind(f.func);
     if (!config.useOutAsPrimary) {
       if (functional && kind !== "functional") {
-        add(f, kind === "out" ? "derived_out" : "derived_inplace", functional, { kind: "fromFunctional", from: functional });
+        add(f, kind === "out" ? "derived_out" : "derived_inplace", functional, {
+          kind: "fromFunctional",
+          from: functional,
+        });
       }
     } else if (out && (kind === "inplace" || kind === "functional")) {
       const why = fromOutProblem(f, out);
       if (why === null) {
-        add(f, "derived_inplace", out, { kind: "fromOut", from: out });
+        add(f, kind === "inplace" ? "derived_inplace" : "derived_functional", out, { kind: "fromOut", from: out });
       } else {
         skipped.set(f.name, why);
       }
@@ -157,18 +161,32 @@ function deriveInGroup(
 /**
  * Note [Functional from out]: an inplace overload is derived from an out=
  * kernel into a temporary with self's options (an inplace result always has
- * self's dtype), then copied back. A functional overload is not derived: its
- * result dtype and device (type promotion, comparisons, factories) are only
- * known to a meta function, so the vendor lists the functional kernel too.
+ * self's dtype), then copied back. A functional overload is derived by one
+ * boxed kernel that asks the operator's Meta kernel for the result's sizes,
+ * strides and dtype, allocates the outputs and calls the out= kernel
+ * (templates/DerivedFunctionalKernel.cpp.hbs); that needs tensor (or tensor
+ * list) returns, one out= argument per return, and a tensor argument or a
+ * `device` argument to say where the result lives.
  */
 export function fromOutProblem(f: NativeFunction, out: KernelDecl): string | null {
-  if (schemaKind(f.func) !== "inplace") {
-    return "a functional overload is not derived from out= (its result dtype needs a meta function); list it";
+  const isTensor = (t: { kind: string; name?: string }) => t.kind === "base" && t.name === "Tensor";
+  if (schemaKind(f.func) === "inplace") {
+    const self = f.func.arguments.positional.find((a) => a.name === "self");
+    if (!self || !isTensor(self.type)) return "self is not a single Tensor";
+    const outs = out.f.func.arguments.out;
+    if (outs.length !== 1 || !isTensor(outs[0]!.type)) return "the out= overload does not have exactly one Tensor out";
+    return null;
   }
-  const self = f.func.arguments.positional.find((a) => a.name === "self");
-  if (!self || self.type.kind !== "base" || self.type.name !== "Tensor") return "self is not a single Tensor";
   const outs = out.f.func.arguments.out;
-  if (outs.length !== 1 || outs[0]!.type.kind !== "base") return "the out= overload does not have exactly one Tensor out";
+  if (f.func.returns.length === 0 || f.func.returns.length !== outs.length) {
+    return "its returns do not match the out= arguments one to one";
+  }
+  const tensorish = (t: NativeFunction["func"]["returns"][number]["type"]) =>
+    isTensor(t) || (t.kind === "list" && isTensor(t.elem));
+  if (!f.func.returns.every((r) => tensorish(r.type) && r.annotation === null)) return "a return is not a fresh Tensor";
+  const args = [...f.func.arguments.positional, ...f.func.arguments.kwargOnly];
+  if (!args.some((a) => a.name === "device" || isTensorLike(a.type)))
+    return "no argument says which device the result is on";
   return null;
 }
 
@@ -178,7 +196,8 @@ export function buildPlan(config: BackendConfig, catalog: OperatorCatalog): Plan
   const backend = planKey(backendEntries, config, catalog, config.backend, false, skipped);
   const autograd =
     config.autograd.length > 0 ? planKey(config.autograd, config, catalog, config.autogradKey, true, skipped) : null;
-  const uniqSorted = (xs: readonly KernelDecl[]) => [...new Set(xs.map((k) => k.declaration))].sort(cmp);
+  // Default sort compares UTF-16 code units, like Python's sorted() on these ASCII strings.
+  const uniqSorted = (xs: readonly KernelDecl[]) => [...new Set(xs.map((k) => k.declaration))].sort();
   const declarations = [...uniqSorted(backend.kernels), ...(autograd ? uniqSorted(autograd.kernels) : [])];
   return { config, backend, autograd, declarations, skipped };
 }

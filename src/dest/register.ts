@@ -9,7 +9,8 @@
  * pointers (`m.impl(name, &fn)`), which instantiates them once per distinct
  * *C++ function type*, and we only write a wrapper when it does something
  * (device check/guard, or copying results for a derived out=/inplace
- * overload); otherwise the kernel itself is registered. Both unboxed and
+ * overload); otherwise the kernel itself is registered. Derived out=
+ * overloads share one boxed kernel (Note [Derived out= overloads]). Both unboxed and
  * boxed calls work exactly as with TORCH_FN; the only runtime difference is
  * one indirect call, which the dispatcher makes anyway for runtime functors.
  * Kernels with int64_t signatures for SymInt schemas are registered as they
@@ -17,12 +18,21 @@
  *
  * Includes are the few headers the emitted code needs, not ATen/Functions.h.
  */
-import type { Argument, NativeFunction } from "../model/types.js";
-import { cppFlags, DispatcherSignature, dispatcherName } from "../api/dispatcher.js";
+
 import { printCType } from "../api/ctype.js";
-import { hasSymInt, isTensorLike, isWrite, schemaKind, tensorOptions } from "../model/catalog.js";
+import { cppFlags, DispatcherSignature, dispatcherName } from "../api/dispatcher.js";
 import type { BackendConfig } from "../backend/types.js";
+import {
+  hasSymInt,
+  isTensorLike,
+  isWrite,
+  printBaseOperatorName,
+  schemaKind,
+  tensorOptions,
+} from "../model/catalog.js";
+import type { Argument, NativeFunction } from "../model/types.js";
 import type { KernelDecl, KeyPlan, Plan, Registration } from "./plan.js";
+import { render } from "./templates.js";
 
 export interface WrapperFn {
   readonly name: string;
@@ -34,6 +44,10 @@ export interface RegisterModel {
   readonly dispatchKey: string;
   readonly header: string;
   readonly includes: readonly string[];
+  /** Fixed C++ helpers (templates rendered without placeholders), e.g. the derived out= kernel. */
+  readonly helpers: readonly string[];
+  /** Overloads we could derive in principle but do not, with why (printed as comments). */
+  readonly notes: readonly string[];
   readonly wrappers: readonly WrapperFn[];
   readonly registrations: readonly { readonly op: string; readonly fn: string }[];
 }
@@ -79,7 +93,14 @@ interface Emitted {
 
 class KeyEmitter {
   private readonly kernelCallee = new Map<string, string>();
-  readonly uses = { copy: false, guard: false, check: false, empty: false };
+  readonly uses = {
+    copy: false,
+    guard: false,
+    check: false,
+    empty: false,
+    derivedOut: false,
+    derivedFunctional: false,
+  };
 
   constructor(
     private readonly config: BackendConfig,
@@ -109,6 +130,23 @@ class KeyEmitter {
     body.push(`return ${qualifiedKernel(this.config, k)}(${k.sig.args.map((a) => a.name).join(", ")});`);
     this.kernelCallee.set(k.op, name);
     return { wrapper: { name, signature: k.sig.decl(name), body }, fn: `&${name}` };
+  }
+
+  /** Note [Derived out= overloads] (templates/DerivedOutKernel.cpp.hbs): one boxed kernel for all. */
+  emitDerivedOut(from: KernelDecl): Emitted {
+    this.uses.copy = true;
+    this.uses.derivedOut = true;
+    const n = from.f.func.name;
+    const fn = `derived_out(c10::DispatchKey::${this.key.dispatchKey}, "aten::${printBaseOperatorName(n.name)}", "${n.overloadName}")`;
+    return { wrapper: null, fn };
+  }
+
+  /** Note [Functional from out] (templates/DerivedFunctionalKernel.cpp.hbs). */
+  emitFunctionalFromOut(from: KernelDecl): Emitted {
+    this.uses.derivedFunctional = true;
+    const n = from.f.func.name;
+    const fn = `derived_functional(c10::DispatchKey::${this.key.dispatchKey}, "aten::${printBaseOperatorName(n.name)}", "${n.overloadName}")`;
+    return { wrapper: null, fn };
   }
 
   emitFromFunctional(r: Registration, from: KernelDecl): Emitted {
@@ -219,12 +257,12 @@ export function registerModel(plan: Plan, key: KeyPlan, headerName: string, bann
     emitted.set(
       r.op,
       d.kind === "fromFunctional"
-        ? e.emitFromFunctional(r, d.from)
+        ? kind === "out"
+          ? e.emitDerivedOut(d.from)
+          : e.emitFromFunctional(r, d.from)
         : kind === "inplace"
           ? e.emitInplaceFromOut(r, d.from)
-          : (() => {
-              throw new Error(`no derivation of ${r.op} from ${d.from.op}`);
-            })(),
+          : e.emitFunctionalFromOut(d.from),
     );
   }
   // Kernel wrappers before the derived wrappers that call them.
@@ -240,6 +278,21 @@ export function registerModel(plan: Plan, key: KeyPlan, headerName: string, bann
   if (e.uses.guard) includes.push("<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>");
   if (e.uses.copy) includes.push("<ATen/ops/_copy_from.h>", "<ATen/ops/_copy_from_and_resize.h>");
   if (e.uses.empty) includes.push("<ATen/ops/empty.h>");
+  const helpers: string[] = [];
+  if (e.uses.derivedOut || e.uses.derivedFunctional) {
+    includes.push(
+      "<ATen/core/dispatch/Dispatcher.h>",
+      "<ATen/core/stack.h>",
+      "<memory>",
+      "<mutex>",
+      "<optional>",
+      "<vector>",
+    );
+  }
+  if (e.uses.derivedFunctional) includes.push("<ATen/ops/empty_strided.h>", "<algorithm>");
+  if (e.uses.derivedOut) helpers.push(render("DerivedOutKernel.cpp.hbs", {}));
+  if (e.uses.derivedFunctional) helpers.push(render("DerivedFunctionalKernel.cpp.hbs", {}));
   includes.push(`"${headerName}"`);
-  return { dispatchKey: key.dispatchKey, header: banner, includes, wrappers, registrations };
+  const notes = key.autograd ? [] : [...plan.skipped].sort().map(([op, why]) => `${op} is not derived: ${why}.`);
+  return { dispatchKey: key.dispatchKey, header: banner, includes, helpers, notes, wrappers, registrations };
 }

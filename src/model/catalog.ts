@@ -15,10 +15,11 @@ import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { TorchInstall } from "../torch/discover.js";
 import { parseDerivativesYaml } from "./derivatives.js";
+import { LazyMap, LazyNativeFunctions } from "./lazy.js";
 import { groupFunctions, isGroup, parseNativeFunctionsYaml } from "./native.js";
 import { readSnapshot, type SnapshotData, snapshotPath, writeSnapshot } from "./snapshot.js";
 import { parseTagsYaml } from "./tags.js";
-import type { DerivativeInfo, NativeFunction, NativeFunctionsGroup, OperatorCatalog } from "./types.js";
+import type { DerivativeInfo, NativeFunction, NativeFunctionsGroup, OperatorCatalog, TagInfo } from "./types.js";
 
 export { groupFunctions, groupNativeFunctions, isGroup, isViewOp } from "./native.js";
 export * from "./schema.js";
@@ -68,9 +69,50 @@ export function loadCatalog(
   return p;
 }
 
-/** Builds a catalog from file contents (tests, and callers that already hold the text). */
+/**
+ * Builds a catalog from file contents (tests, and callers that already hold
+ * the text). Entries are parsed when first asked for (Note [Lazy catalog] in
+ * lazy.ts); a file of unusual shape is read eagerly, reporting every problem.
+ */
 export function buildCatalog(src: CatalogSources, nativeFunctionsText: string, tagsText: string): OperatorCatalog {
-  return assembleCatalog(src, parseCatalogData(src, nativeFunctionsText, tagsText));
+  const tags = parseTagsYaml(tagsText, src.tagsYaml);
+  const validTags = new Set(tags.map((t) => t.tag));
+  const lazy = LazyNativeFunctions.of(nativeFunctionsText, src.nativeFunctionsYaml, validTags);
+  if (!lazy) {
+    const { functions, groups } = parseNativeFunctionsYaml(nativeFunctionsText, src.nativeFunctionsYaml, validTags);
+    return assembleCatalog(src, { functions, groups, tags });
+  }
+  return lazyCatalog(src, lazy, tags);
+}
+
+function lazyCatalog(src: CatalogSources, lazy: LazyNativeFunctions, tags: readonly TagInfo[]): OperatorCatalog {
+  let functions: readonly NativeFunction[] | null = null;
+  let groups: readonly (NativeFunctionsGroup | NativeFunction)[] | null = null;
+  let derivatives: ReadonlyMap<string, DerivativeInfo> | null = null;
+  return Object.freeze({
+    torchVersion: src.version,
+    get functions(): readonly NativeFunction[] {
+      functions ??= Object.freeze([...lazy.all().functions]);
+      return functions;
+    },
+    byName: new LazyMap<NativeFunction>(
+      (k) => lazy.fn(k),
+      () => lazy.all().byName,
+    ),
+    get groups(): readonly (NativeFunctionsGroup | NativeFunction)[] {
+      groups ??= Object.freeze([...lazy.all().groups]);
+      return groups;
+    },
+    groupOf: new LazyMap<NativeFunctionsGroup>(
+      (k) => lazy.group(k),
+      () => lazy.all().groupOf,
+    ),
+    tags: Object.freeze([...tags]),
+    get derivatives(): ReadonlyMap<string, DerivativeInfo> {
+      derivatives ??= parseDerivativesYaml(readFileSync(src.derivativesYaml, "utf8"), src.derivativesYaml);
+      return derivatives;
+    },
+  });
 }
 
 function parseCatalogData(src: CatalogSources, nativeFunctionsText: string, tagsText: string): SnapshotData {

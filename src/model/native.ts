@@ -153,7 +153,8 @@ class EntryReader {
   }
 }
 
-function fromYaml(
+/** One entry -> a NativeFunction, or null after pushing its problems onto `diags`. */
+export function fromYaml(
   e: YamlEntry,
   file: string,
   validTags: ReadonlySet<string>,
@@ -380,42 +381,55 @@ function generateInto(
 ): NativeFunction[] {
   const rs = [...fns];
   for (const d of pre.values()) {
-    const fnsOf = [...d.values()];
-    const hasFunctional = d.has("functional");
-    const hasInplace = d.has("inplace");
-    const hasMutable = d.has("mutable");
-    const hasOut = d.has("out");
-    if (!(hasMutable || hasInplace || hasOut || hasFunctional)) continue;
-    const isCore = fnsOf.some((f) => f.tags.includes("core"));
-    const areManual = fnsOf.every((f) => f.manualCppBinding);
-    const hasViewOps = fnsOf.some((f) => isViewOp(f) && printBaseOperatorName(f.func.name.name) !== "set_");
-    const areCompositeImplicit = fnsOf.every((f) => f.hasCompositeImplicitAutogradKernel);
-    if (areManual || hasViewOps || (areCompositeImplicit && !isCore)) continue;
-    if (hasOut && d.size === 1) {
-      // torchgen asserts that only adaptive_avg_pool3d_backward.grad_input and
-      // _slow_conv2d_backward.grad_input are lone out= ops; policing PyTorch's
-      // own file is not our job, so we just skip them as it does.
-      continue;
-    }
-    const inplace = d.get("inplace");
-    if (inplace && INPLACE_OPS_THAT_DONT_GET_GROUPED_PROPERLY.has(inplace.name)) continue;
-    const baseFn = d.get("mutable") ?? d.get("inplace") ?? d.get("out") ?? d.get("functional")!;
-    const baseKind = schemaKind(baseFn.func);
-    const baseFnValid = baseKind === "inplace" || baseFn.func.returns.some((r) => isTensorLike(r.type));
-    const needsOut = baseFn.autogen.some((n) => operatorNameString(n).includes("out"));
-    const getsOutVariant = !hasOut && baseFnValid && needsOut;
-    if (getsOutVariant) {
-      const g = generateFunction(baseFn, "out");
-      d.set("out", g);
-      rs.push(g);
-    }
-    if (!hasFunctional && (hasOut || getsOutVariant)) {
-      const g = generateFunction(baseFn, "functional");
-      d.set("functional", g);
-      rs.push(g);
-    }
+    const g = generateForGroup(d);
+    if (g !== null) rs.push(...g);
   }
   return rs;
+}
+
+/**
+ * torchgen add_generated_native_functions for one signature group `d`: the
+ * operators it generates (out= first, then functional; null for none), also
+ * added to `d`. Depends on nothing outside `d`, so groups can be completed
+ * one at a time (the lazy catalog, lazy.ts).
+ */
+export function generateForGroup(d: Map<SchemaKind, NativeFunction>): NativeFunction[] | null {
+  const hasFunctional = d.has("functional");
+  const hasInplace = d.has("inplace");
+  const hasMutable = d.has("mutable");
+  const hasOut = d.has("out");
+  if (!(hasMutable || hasInplace || hasOut || hasFunctional)) return null;
+  const fnsOf = [...d.values()];
+  const isCore = fnsOf.some((f) => f.tags.includes("core"));
+  const areManual = fnsOf.every((f) => f.manualCppBinding);
+  const hasViewOps = fnsOf.some((f) => isViewOp(f) && printBaseOperatorName(f.func.name.name) !== "set_");
+  const areCompositeImplicit = fnsOf.every((f) => f.hasCompositeImplicitAutogradKernel);
+  if (areManual || hasViewOps || (areCompositeImplicit && !isCore)) return null;
+  if (hasOut && d.size === 1) {
+    // torchgen asserts that only adaptive_avg_pool3d_backward.grad_input and
+    // _slow_conv2d_backward.grad_input are lone out= ops; policing PyTorch's
+    // own file is not our job, so we just skip them as it does.
+    return null;
+  }
+  const inplace = d.get("inplace");
+  if (inplace && INPLACE_OPS_THAT_DONT_GET_GROUPED_PROPERLY.has(inplace.name)) return null;
+  const baseFn = d.get("mutable") ?? d.get("inplace") ?? d.get("out") ?? d.get("functional")!;
+  const baseKind = schemaKind(baseFn.func);
+  const baseFnValid = baseKind === "inplace" || baseFn.func.returns.some((r) => isTensorLike(r.type));
+  const needsOut = baseFn.autogen.some((n) => operatorNameString(n).includes("out"));
+  const getsOutVariant = !hasOut && baseFnValid && needsOut;
+  const rs: NativeFunction[] = [];
+  if (getsOutVariant) {
+    const g = generateFunction(baseFn, "out");
+    d.set("out", g);
+    rs.push(g);
+  }
+  if (!hasFunctional && (hasOut || getsOutVariant)) {
+    const g = generateFunction(baseFn, "functional");
+    d.set("functional", g);
+    rs.push(g);
+  }
+  return rs.length > 0 ? rs : null;
 }
 
 function withOverload(n: OperatorName, overloadName: string): OperatorName {
@@ -535,7 +549,7 @@ function generateFunction(f: NativeFunction, k: "functional" | "out"): NativeFun
  * out= variant. Where torchgen would assert (no functional variant, a scratch
  * variant in a larger group) we leave the functions ungrouped instead.
  */
-function fromDict(d: ReadonlyMap<SchemaKind, NativeFunction>): NativeFunctionsGroup | null {
+export function fromDict(d: ReadonlyMap<SchemaKind, NativeFunction>): NativeFunctionsGroup | null {
   if (d.size === 1) return null;
   const functional = d.get("functional");
   const out = d.get("out");

@@ -90,37 +90,62 @@ export function readYamlList(text: string, file: string): YamlEntry[] {
   const out: YamlEntry[] = [];
   let k = r.nextContent(0);
   while (k >= 0) {
-    const l = r.lines[k]!;
-    const ind = indentOf(l);
-    if (ind === -2) r.fail(k, 0, "tab characters are not allowed for indentation");
-    if (ind !== 0 || !l.startsWith("- ")) {
-      r.fail(k, ind, "expected a top-level list entry starting with '- '");
-    }
-    const entryLine = k;
-    const value: Record<string, YamlValue> = {};
-    const keys: Record<string, KeyLoc> = {};
-    // The first key sits on the `- ` line at column 2; the rest at indent 2.
-    k = readKeyValue(r, k, 2, value, keys);
-    for (;;) {
-      const n = r.nextContent(k);
-      if (n < 0) {
-        k = -1;
-        break;
-      }
-      const nl = r.lines[n]!;
-      const ni = indentOf(nl);
-      if (ni === 0) {
-        k = n;
-        break;
-      }
-      if (ni === -2) r.fail(n, 0, "tab characters are not allowed for indentation");
-      if (ni !== 2)
-        r.fail(n, Math.max(ni, 0), `unexpected indentation ${ni}; keys of an entry are indented by 2 spaces`);
-      k = readKeyValue(r, n, 2, value, keys);
-    }
-    out.push({ line: entryLine + 1, value, keys });
+    const e = readEntry(r, k);
+    out.push(e.entry);
+    k = e.next;
   }
   return out;
+}
+
+/**
+ * A sequence-of-mappings file read one entry at a time, on demand (the
+ * catalog parses only the native_functions.yaml entries `gen` asks about).
+ */
+export class YamlListFile {
+  private readonly r: Reader;
+  constructor(text: string, file: string) {
+    this.r = new Reader(text, file);
+  }
+
+  /** The lines, without line ends (for a caller that scans for entries itself). */
+  get lines(): readonly string[] {
+    return this.r.lines;
+  }
+
+  /** Per line: its indentation, -1 for a blank or comment-only line, -2 for tab indentation. */
+  get indent(): Int32Array {
+    return this.r.indent;
+  }
+
+  /** The entry whose `- ` is on line index `k` (0-based), exactly as readYamlList reads it. */
+  entryAt(k: number): YamlEntry {
+    return readEntry(this.r, k).entry;
+  }
+}
+
+/** Reads the entry starting at line `k`; `next` is the line of the next entry, or -1. */
+function readEntry(r: Reader, k: number): { entry: YamlEntry; next: number } {
+  const l = r.lines[k]!;
+  const ind = indentOf(l);
+  if (ind === -2) r.fail(k, 0, "tab characters are not allowed for indentation");
+  if (ind !== 0 || !l.startsWith("- ")) {
+    r.fail(k, ind, "expected a top-level list entry starting with '- '");
+  }
+  const entryLine = k;
+  const value: Record<string, YamlValue> = {};
+  const keys: Record<string, KeyLoc> = {};
+  // The first key sits on the `- ` line at column 2; the rest at indent 2.
+  let n = readKeyValue(r, k, 2, value, keys);
+  for (;;) {
+    n = r.nextContent(n);
+    if (n < 0) break;
+    const ni = r.indent[n]!;
+    if (ni === 0) break;
+    if (ni === -2) r.fail(n, 0, "tab characters are not allowed for indentation");
+    if (ni !== 2) r.fail(n, Math.max(ni, 0), `unexpected indentation ${ni}; keys of an entry are indented by 2 spaces`);
+    n = readKeyValue(r, n, 2, value, keys);
+  }
+  return { entry: { line: entryLine + 1, value, keys }, next: n };
 }
 
 /** Parses `key: value` at column `col` of line `k`; returns the index of the line after it (and its nested block). */
@@ -136,8 +161,9 @@ function readKeyValue(
   if (Object.hasOwn(into, key)) {
     r.fail(k, col, `duplicate key '${key}' (first at line ${keys[key]!.line})`);
   }
-  const rest = valueStart < l.length ? l.slice(valueStart) : "";
-  if (rest === "" || rest.startsWith("#")) {
+  // The first character after the key says what follows (no substring: this runs per key, cold).
+  const c0 = valueStart < l.length ? l.charCodeAt(valueStart) : -1;
+  if (c0 === -1 || c0 === 35 /* # */) {
     // Nested block (or null).
     const n = r.nextContent(k + 1);
     const ni = n < 0 ? -1 : r.indent[n]!;
@@ -166,7 +192,6 @@ function readKeyValue(
     return k + 1;
   }
   keys[key] = { line: k + 1, col: col + 1, valueCol: valueStart + 1 };
-  const c0 = rest.charCodeAt(0);
   if (c0 === 124 /* | */) {
     const [s, next] = readLiteralBlock(r, k, valueStart, col);
     into[key] = s;
@@ -213,10 +238,9 @@ function readBlockMap(r: Reader, k: number, ind: number): [Record<string, YamlVa
     const { key, valueStart } = readKey(r, n, ind);
     if (Object.hasOwn(map, key)) r.fail(n, ind, `duplicate key '${key}' (first at line ${keys[key]!.line})`);
     keys[key] = { line: n + 1, col: ind + 1, valueCol: valueStart + 1 };
-    const rest = l.slice(valueStart);
-    if (rest === "" || rest.startsWith("#"))
-      r.fail(n, ind, "nested blocks deeper than one level are not supported here");
-    if (rest.charCodeAt(0) === 124) r.fail(n, valueStart, "block scalars are not supported inside a nested mapping");
+    const c0 = valueStart < l.length ? l.charCodeAt(valueStart) : -1;
+    if (c0 === -1 || c0 === 35 /* # */) r.fail(n, ind, "nested blocks deeper than one level are not supported here");
+    if (c0 === 124) r.fail(n, valueStart, "block scalars are not supported inside a nested mapping");
     map[key] = readInlineValue(r, n, valueStart);
     const next = r.nextContent(n + 1);
     if (next < 0) return [map, r.lines.length];
@@ -333,7 +357,7 @@ function readInlineValue(r: Reader, k: number, at: number): YamlValue {
   const next = r.nextContent(k + 1);
   if (next >= 0) {
     const ni = r.indent[next]!;
-    const ki = indentOf(l);
+    const ki = r.indent[k]!;
     const lineIsItem = l.startsWith("- ", ki);
     const ownIndent = lineIsItem ? ki + 2 : ki;
     if (ni > ownIndent && !r.lines[next]!.startsWith("- ", ni)) {
@@ -428,8 +452,17 @@ function readFlowSeq(r: Reader, k: number, at: number): [YamlValue[], number] {
 const INT_RE = /^[-+]?[0-9]+$/;
 const FLOAT_RE = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/;
 
+/** First characters of null/true/false spellings (`~`, `.`, `+`, `-` and digits are checked apart). */
+const PLAIN_SPECIAL_FIRST: ReadonlySet<number> = new Set([..."nNtTfF"].map((x) => x.charCodeAt(0)));
+
 /** YAML 1.2 core schema, as the `yaml` package resolves plain scalars by default. */
 function resolvePlain(s: string): YamlScalar {
+  // Most values (kernel names, `function, method`, schemas) start with a
+  // letter no special scalar starts with: skip the string compares below.
+  const c = s.charCodeAt(0);
+  if (!(c === 126 || c === 46 || c === 43 || c === 45 || (c >= 48 && c <= 57) || PLAIN_SPECIAL_FIRST.has(c))) {
+    if (s.length > 0) return s;
+  }
   switch (s) {
     case "":
     case "~":
@@ -461,7 +494,6 @@ function resolvePlain(s: string): YamlScalar {
     case ".NAN":
       return Number.NaN;
   }
-  const c = s.charCodeAt(0);
   if ((c >= 48 && c <= 57) || c === 45 || c === 43 || c === 46) {
     if (INT_RE.test(s)) return Number.parseInt(s, 10);
     if (/^0o[0-7]+$/.test(s)) return Number.parseInt(s.slice(2), 8);

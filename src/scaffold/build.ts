@@ -22,6 +22,7 @@ import path from "node:path";
 import { Command } from "commander";
 import { execa } from "execa";
 import YAML from "yaml";
+import { registerGenCommands } from "../cli/gen.js";
 import { discoverTorch } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
 
@@ -117,11 +118,45 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
       `build failed (pip exit ${r.exitCode}); full log: ${logFile}\n${(interesting.length ? interesting : lines.slice(-25)).join("\n")}`,
     );
   }
+  await importCheck(root, install.python, env, opts.target);
   const seconds = (Date.now() - t0) / 1000;
   log(
     `[build] installed ${packageName(root)} into ${opts.target ? path.resolve(opts.target) : install.python} in ${seconds.toFixed(1)} s (${compiled.length} file(s) compiled)`,
   );
   return { dir: root, python: install.python, compiled, seconds, generator };
+}
+
+/**
+ * Loads the freshly installed extension in a new interpreter. A shared
+ * library links even when a kernel that backend.yaml lists was never
+ * defined; the loader is where that shows, so we look and name the kernel.
+ */
+async function importCheck(root: string, python: string, env: Record<string, string>, target?: string): Promise<void> {
+  const pkg = packageName(root);
+  const checkEnv = { ...env };
+  if (target) checkEnv.PYTHONPATH = [path.resolve(target), env.PYTHONPATH].filter(Boolean).join(path.delimiter);
+  const r = await execa(python, ["-c", `import ${pkg}._C`], {
+    cwd: tmpdir(), // not the project: its source package would shadow the installed one
+    env: checkEnv,
+    reject: false,
+    all: true,
+  });
+  if (r.exitCode === 0) return;
+  const out = String(r.all);
+  const sym = /undefined symbol: (\S+)/.exec(out)?.[1];
+  if (sym) {
+    const demangled = await execa("c++filt", [sym], { reject: false });
+    const name = demangled.exitCode === 0 ? demangled.stdout.trim() : sym;
+    throw new UserError(
+      `${pkg} was built but cannot be loaded: ${name} is declared (backend.yaml lists the operator) but not defined; define it in a file under csrc/kernels/ (\`opgen-backend gen backend.yaml --stubs csrc/kernels\` writes a skeleton)`,
+    );
+  }
+  // Python prints chained exceptions cause first: keep every exception line.
+  const lines = out.split("\n");
+  const errors = lines.filter((l) => /^\w[\w.]*(Error|Exception)\b/.test(l));
+  throw new UserError(
+    `${pkg} was built but importing it fails (python -c "import ${pkg}._C"):\n${[...errors, ...lines.slice(-4)].join("\n")}`,
+  );
 }
 
 /** Ninja's "[3/12] c++ -MMD ... -c /abs/csrc/kernels/binary.cpp -o ..." -> a short progress line. */
@@ -160,31 +195,25 @@ function packageName(root: string): string {
 }
 
 /**
- * Runs `opgen-backend gen` in process. Until src/dest is present (the gen
- * emitters land separately), or when OPGEN_BUILD_GEN=torchgen is set, falls
- * back to torchgen's gen_backend_stubs from the same torch plus a manifest
- * (see bootstrapGen).
+ * Runs `opgen-backend gen backend.yaml -o csrc/generated` in process (the same
+ * command, so the same checks, report and write-if-changed). The escape hatch
+ * OPGEN_BUILD_GEN=torchgen generates with torchgen.gen_backend_stubs instead
+ * (see bootstrapGen), e.g. to tell a gen bug from a kernel bug.
  */
 async function generate(root: string, python: string, log: (s: string) => void): Promise<BuildResult["generator"]> {
-  const yamlPath = path.join(root, "backend.yaml");
-  const outDir = path.join(root, GENERATED);
-  type Register = (program: Command) => void;
-  let register: Register | null = null;
-  if (process.env.OPGEN_BUILD_GEN !== "torchgen") {
-    try {
-      ({ registerGenCommands: register } = (await import("../cli/gen.js")) as { registerGenCommands: Register });
-    } catch {
-      register = null;
-    }
-  }
-  if (!register) {
-    log("[build] (gen emitters not available: bootstrap generation with torchgen.gen_backend_stubs)");
+  if (process.env.OPGEN_BUILD_GEN === "torchgen") {
+    log("[build] OPGEN_BUILD_GEN=torchgen: generating with torchgen.gen_backend_stubs");
     await bootstrapGen(root, python);
     return "torchgen-bootstrap";
   }
   const program = new Command().exitOverride();
-  register(program);
-  await program.parseAsync(["gen", yamlPath, "-o", outDir, "--python", python], { from: "user" });
+  registerGenCommands(program);
+  await program.parseAsync(
+    ["gen", path.join(root, "backend.yaml"), "-o", path.join(root, GENERATED), "--python", python],
+    {
+      from: "user",
+    },
+  );
   return "opgen";
 }
 
@@ -192,7 +221,7 @@ async function generate(root: string, python: string, log: (s: string) => void):
 const OUR_KEYS = ["device", "python_package", "fallback"];
 
 /**
- * Stopgap generator with the same outputs `gen` has: torchgen's header and
+ * Alternative generator with the same outputs `gen` has: torchgen's header and
  * registration file (its include rewritten to be relative) and an
  * op_manifest.json with the fields setup.py's staleness check and the
  * conformance runner read. Files are written only when their bytes change.

@@ -7,7 +7,7 @@
  * that `gen` pays for it once.
  */
 
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { UserError } from "../util/errors.js";
@@ -77,13 +77,47 @@ export function discoverTorch(pythonOpt?: string): Promise<TorchInstall> {
   return p;
 }
 
+interface ProbeRun {
+  readonly error: NodeJS.ErrnoException | null;
+  readonly status: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs the probe without blocking the event loop: `gen` starts it first and
+ * loads its modules and the backend YAML while Python starts (~30 ms). Plain
+ * child_process, not execa: importing execa costs more than the probe itself.
+ * Long-running Python processes (build, conformance workers) go through execa.
+ */
+function runProbe(python: string): Promise<ProbeRun> {
+  return new Promise((resolve) => {
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let error: NodeJS.ErrnoException | null = null;
+    const child = spawn(python, ["-c", PROBE], { stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 });
+    child.stdout.on("data", (b: Buffer) => out.push(b));
+    child.stderr.on("data", (b: Buffer) => err.push(b));
+    child.on("error", (e: NodeJS.ErrnoException) => {
+      error = e;
+    });
+    child.on("close", (status, signal) => {
+      resolve({
+        error,
+        status,
+        signal,
+        stdout: Buffer.concat(out).toString("utf8"),
+        stderr: Buffer.concat(err).toString("utf8"),
+      });
+    });
+  });
+}
+
 async function probe(python: string): Promise<TorchInstall> {
-  // spawnSync, not execa: this probe is on `gen`'s critical path and importing
-  // execa costs more than the probe itself (measured: bench/gen.mjs). Long-running
-  // Python processes (build, conformance workers) go through execa.
-  const r = spawnSync(python, ["-c", PROBE], { encoding: "utf8", timeout: 120_000 });
+  const r = await runProbe(python);
   if (r.error) {
-    const code = (r.error as NodeJS.ErrnoException).code;
+    const code = r.error.code;
     const why =
       code === "ENOENT" ? "no such program" : code === "EACCES" ? "not executable" : (code ?? r.error.message);
     throw new UserError(`cannot run Python '${python}' (${why}); pass --python <path> or set OPGEN_PYTHON`);

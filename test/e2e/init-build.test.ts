@@ -160,7 +160,7 @@ def _():
         "add_broadcast": torch.allclose((da + db[0]).cpu(), a + b[0]),
         "add_scalar": torch.allclose((da + 1.5).cpu(), a + 1.5),
         "mul": torch.allclose((da * db).cpu(), a * b),
-        "mul_int_float": torch.equal((torch.arange(4, device=DEV) * 2).cpu(), torch.arange(4) * 2),
+        "mul_int_float": torch.equal((torch.arange(4).to(DEV) * 2.5).cpu(), torch.arange(4) * 2.5),
         "mm": torch.allclose((da @ dm).cpu(), a @ m, atol=1e-5),
         "sum": torch.allclose(da.sum(dim=1, keepdim=True).cpu(), a.sum(dim=1, keepdim=True), atol=1e-5),
         "sum_all": torch.allclose(da.sum(dim=[]).cpu(), a.sum(dim=[]), atol=1e-5),
@@ -305,7 +305,10 @@ describe("init -> build -> a device that works", () => {
     const l = v("linear");
     expect(l).toMatchObject({ forward: true, weight_grad: true, bias_grad: true, grad_device: `${DEV}:0` });
     // addmm is structured: its functional form reaches the fallback as addmm.out.
-    expect(Object.keys(l.fallbacks).some((k) => /^aten::addmm(\.out)?$/.test(k)), JSON.stringify(l.fallbacks)).toBe(true);
+    expect(
+      Object.keys(l.fallbacks).some((k) => /^aten::addmm(\.out)?$/.test(k)),
+      JSON.stringify(l.fallbacks),
+    ).toBe(true);
     for (const ours of ["aten::mm", "aten::sum.dim_IntList", "aten::relu"])
       expect(l.fallbacks).not.toHaveProperty(ours);
   });
@@ -323,6 +326,13 @@ describe("init -> build -> a device that works", () => {
     });
     expect(r.exitCode).not.toBe(0);
     expect(String(r.all)).toMatch(/RuntimeError: .*aten::sin.*strict/);
+  });
+
+  it("can also be imported explicitly, before torch", async () => {
+    const r = await runPy(
+      `import ${PKG}\nimport torch\nprint("OK", (torch.ones(2, device="${DEV}") * 3).sum(dim=0).item())\n`,
+    );
+    expect(String(r.all)).toContain("OK 6.0");
   });
 
   it("warns once per operator that falls back", async () => {
@@ -366,5 +376,18 @@ describe("build: generated code and incremental rebuilds", () => {
       `import torch\nprint(torch.relu(torch.tensor([-1.0, 2.0], device="${DEV}")).cpu().tolist())\n`,
     );
     expect(String(r.all)).toContain("[0.0, 2.0]");
+  }, 600_000);
+
+  it("names a kernel that backend.yaml lists but no source defines", async () => {
+    const yaml = path.join(project, "backend.yaml");
+    const before = readFileSync(yaml);
+    writeFileSync(yaml, `${before.toString("utf8").replace("  - mm\n", "  - mm\n  - sub.Tensor\n")}`);
+    try {
+      await expect(build(project, { python, jobs: 2, target: site, log: () => {} })).rejects.toThrow(
+        /NativeFunctions::sub\(.*declared .* but not defined/,
+      );
+    } finally {
+      writeFileSync(yaml, before);
+    }
   }, 600_000);
 });

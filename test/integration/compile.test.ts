@@ -6,9 +6,9 @@
  * - core ATen: Register<Backend>.cpp + header for the 193 core overloads
  * - the fixtures torchgen crashes on, a device-guard + autograd fixture, and a
  *   kernel stub (stubs must compile as written)
- * - runtime: test/fixtures/gen/runtime is built into a shared library with CPU
- *   kernels and loaded into torch; check.py calls every registered overload
- *   unboxed and boxed under the PrivateUse1 key.
+ * - runtime: test/fixtures/gen/runtime{,_out} are built into shared libraries
+ *   with CPU kernels and loaded into torch; check.py calls the registered
+ *   overloads unboxed and boxed under the PrivateUse1 key.
  *
  * Objects are cached by the hash of (compiler, flags, torch version, sources)
  * under node_modules/.cache/opgen-compile, so reruns take seconds. Compiles
@@ -132,20 +132,33 @@ describe("generated C++ compiles with -Wall -Wextra -Werror", () => {
 });
 
 describe("registrations work at run time", () => {
-  it(
-    "unboxed and boxed calls reach kernels and derived wrappers",
-    async () => {
-      const fx = path.join(FIXTURES, "runtime");
-      const dir = gen("runtime", readFileSync(path.join(fx, "backend.yaml"), "utf8"));
+  it.each([
+    ["runtime", "kernels, derived out=/inplace overloads, SymInt and int64_t kernels"],
+    ["runtime_out", "use_out_as_primary: functional and inplace overloads derived from out= kernels"],
+  ])(
+    "%s: unboxed and boxed calls reach %s",
+    async (fixture) => {
+      const fx = path.join(FIXTURES, fixture);
+      const dir = gen(fixture, readFileSync(path.join(fx, "backend.yaml"), "utf8"));
       copyFileSync(path.join(fx, "kernels.cpp"), path.join(dir, "kernels.cpp"));
       const objs = [
         await compile(path.join(dir, "RegisterPrivateUse1.cpp")),
         await compile(path.join(dir, "kernels.cpp")),
       ];
-      const so = path.join(dir, "libruntime_fixture.so");
+      const so = path.join(dir, `lib${fixture}.so`);
       const link = await execa(
         CXX,
-        ["-shared", "-o", so, ...objs, `-L${install.libDir}`, "-ltorch", "-ltorch_cpu", "-lc10", `-Wl,-rpath,${install.libDir}`],
+        [
+          "-shared",
+          "-o",
+          so,
+          ...objs,
+          `-L${install.libDir}`,
+          "-ltorch",
+          "-ltorch_cpu",
+          "-lc10",
+          `-Wl,-rpath,${install.libDir}`,
+        ],
         { reject: false, all: true },
       );
       expect(link.exitCode, link.all).toBe(0);

@@ -43,7 +43,7 @@ afterAll(() => {
 });
 
 /** `static ...;` lines of a generated header, whitespace-normalized. */
-export function declarations(header: string): string[] {
+function declarations(header: string): string[] {
   return header
     .split("\n")
     .map((l) => l.trim().replace(/\s+/g, " "))

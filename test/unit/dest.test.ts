@@ -59,7 +59,10 @@ describe("plan", () => {
   const servedBy = () => {
     const p = buildPlan(config, catalog);
     return new Map(
-      [...p.backend.registrations, ...(p.autograd?.registrations ?? [])].map((r) => [r.op, `${r.servedBy}:${r.kernel.sig.name}`]),
+      [...p.backend.registrations, ...(p.autograd?.registrations ?? [])].map((r) => [
+        r.op,
+        `${r.servedBy}:${r.kernel.sig.name}`,
+      ]),
     );
   };
   it.each([
@@ -78,18 +81,22 @@ describe("plan", () => {
     expect(servedBy().get(op)).toBe(want);
   });
 
-  it("use_out_as_primary derives inplace from out=, not functional", () => {
-    const y = `backend: PrivateUse1\ncpp_namespace: at::npu\nuse_out_as_primary: true\nsupported:\n- add.out\n- exp.out\n- exp\n`;
+  it("use_out_as_primary derives functional and inplace overloads from out=", () => {
+    const y = `backend: PrivateUse1\ncpp_namespace: at::npu\nuse_out_as_primary: true\nsupported:\n- add.out\n- exp.out\n- exp\n- _foreach_add.List_out\n`;
     const p = buildPlan(parseBackendYaml(y, "o.yaml", catalog), catalog);
     const regs = new Map(p.backend.registrations.map((r) => [r.op, `${r.servedBy}:${r.kernel.sig.name}`]));
     expect(Object.fromEntries(regs)).toEqual({
+      "_foreach_add.List": "derived_functional:_foreach_add_out",
+      "_foreach_add.List_out": "kernel:_foreach_add_out",
+      "add.Tensor": "derived_functional:add_out",
       "add.out": "kernel:add_out",
       "add_.Tensor": "derived_inplace:add_out",
       exp: "kernel:exp",
       "exp.out": "kernel:exp_out",
       exp_: "derived_inplace:exp_out",
     });
-    expect(p.skipped.get("add.Tensor")).toMatch(/meta function/);
+    // an inplace overload over a tensor list is not derived from out= (no single self to copy into)
+    expect(p.skipped.get("_foreach_add_.List")).toMatch(/self/);
   });
 });
 

@@ -4,15 +4,13 @@
 //
 // Semantics follow eager PyTorch: the result dtype is at::result_type of the
 // inputs (Python scalars and 0-dim tensors promote as in eager), shapes
-// broadcast as in at::infer_size, inputs may have any strides.
+// broadcast as in eager, inputs may have any strides.
 #pragma once
 
 #include "kernels/common/Dispatch.h"
 #include "kernels/common/Loops.h"
 #include "kernels/common/Tensor.h"
 
-#include <ATen/ExpandUtils.h>
-#include <ATen/ops/result_type.h>
 
 namespace kernels {
 
@@ -39,10 +37,10 @@ template <typename F>
 at::Tensor binary_map(const char* op, const at::Tensor& a, const at::Tensor& b, F f) {
   const auto device = common_device(op, {&a, &b});
   const c10::DeviceGuard guard(device);
-  const auto dtype = at::result_type(a, b);
+  const auto dtype = result_type(a, b);
   const at::Tensor x = on(a, device, dtype);
   const at::Tensor y = on(b, device, dtype);
-  const auto shape = at::infer_size(x.sizes(), y.sizes());
+  const auto shape = broadcast_shape(x.sizes(), y.sizes(), op);
   at::Tensor out = empty_on(device, shape, dtype);
   dispatch_all(dtype, op, [&](auto tag) {
     using scalar_t = decltype(tag);

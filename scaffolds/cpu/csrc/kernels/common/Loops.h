@@ -5,7 +5,9 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -23,6 +25,20 @@ inline Strides broadcast_strides(const at::Tensor& t, at::IntArrayRef shape) {
     s[lead + d] = t.size(d) == 1 ? 0 : t.stride(d);
   }
   return s;
+}
+
+// The broadcast shape of two shapes, as eager PyTorch computes it.
+inline std::vector<int64_t> broadcast_shape(at::IntArrayRef a, at::IntArrayRef b, const char* op) {
+  const size_t n = std::max(a.size(), b.size());
+  std::vector<int64_t> out(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    TORCH_CHECK(da == db || da == 1 || db == 1, op, ": the size of tensor a (", da,
+                ") must match the size of tensor b (", db, ") at non-singleton dimension ", i);
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
 }
 
 // Calls f(std::array<int64_t, N> offsets) for every index of `shape`.

@@ -12,7 +12,9 @@
 #include "kernels/common/Tensor.h"
 
 #include <ATen/AccumulateType.h>
-#include <ATen/WrapDimUtilsMulti.h>
+#include <c10/core/WrapDimMinimal.h>
+
+#include <vector>
 #include <c10/util/OptionalArrayRef.h>
 
 namespace kernels {
@@ -28,11 +30,14 @@ inline ReducePlan plan_reduction(const at::Tensor& self, at::OptionalIntArrayRef
   ReducePlan p;
   const int64_t ndim = self.dim();
   // No dims (None or []) reduces everything, as sum(dim=[]) does in eager.
-  std::bitset<at::dim_bitset_size> mask;
-  if (dims.has_value() && !dims->empty()) {
-    mask = at::dim_list_to_bitset(*dims, ndim);
-  } else {
-    for (int64_t d = 0; d < ndim; ++d) mask.set(d);
+  std::vector<bool> mask(static_cast<size_t>(ndim), !(dims.has_value() && !dims->empty()));
+  if (dims.has_value()) {
+    for (int64_t d : *dims) {
+      const int64_t w = c10::maybe_wrap_dim(d, ndim);  // a 0-dim tensor accepts 0 and -1
+      if (ndim == 0) continue;
+      TORCH_CHECK(!mask[w], "dim ", w, " appears multiple times in the list of dims");
+      mask[w] = true;
+    }
   }
   for (int64_t d = 0; d < ndim; ++d) {
     if (!mask[d]) {

@@ -8,7 +8,8 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
-#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_ops.h>
+#include <ATen/ops/result_type_ops.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
@@ -44,8 +45,16 @@ inline at::Tensor on(const at::Tensor& t, c10::Device device, at::ScalarType dty
   return t.to(device, dtype);
 }
 
+// Through the dispatcher, so the device's own empty kernel allocates.
+// (The *_ops.h headers are a fraction of the cost of ATen/ops/empty.h.)
 inline at::Tensor empty_on(c10::Device device, at::IntArrayRef shape, at::ScalarType dtype) {
-  return at::empty(shape, at::TensorOptions().device(device).dtype(dtype));
+  return at::_ops::empty_memory_format::call(c10::fromIntArrayRefSlow(shape), dtype, std::nullopt, device,
+                                             std::nullopt, std::nullopt);
+}
+
+// The dtype eager PyTorch computes for a binary operator (type promotion).
+inline at::ScalarType result_type(const at::Tensor& a, const at::Tensor& b) {
+  return at::_ops::result_type_Tensor::call(a, b);
 }
 
 template <typename T>

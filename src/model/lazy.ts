@@ -1,0 +1,278 @@
+/**
+ * Translates native_functions.yaml into the catalog's functions, groups and
+ * name indexes on demand: a cold `gen` for a backend of a few hundred
+ * operators reads every entry's name but parses only the entries whose
+ * operators it asks about (and their groups), instead of all ~2,600 schemas.
+ *
+ * Note [Lazy catalog]: everything torchgen derives from an entry depends only
+ * on the entries of its signature group (grouping: signatureKey; generated
+ * out=/functional variants: generateForGroup), and every member of a
+ * signature group has the same BaseOperatorName.base (`add` for add.Tensor,
+ * add_.Tensor, add.out). So entries are bucketed by base name up front, which
+ * needs only the text before each schema's '('; a bucket is parsed, grouped
+ * and completed with its generated operators the first time any of its names
+ * is asked for; whole-file views (`functions`, `groups`, iterating `byName`)
+ * parse every bucket and put the results in exactly the order the eager
+ * parseNativeFunctionsYaml gives (a test compares the two). The objects are
+ * the same plain, fully-built NativeFunctions either way; only when they are
+ * built changes.
+ *
+ * Only a file of the regular shape torch ships is read this way (every
+ * top-level line `- func: <plain schema>`); anything else goes to the eager
+ * reader, which reports all problems of the file at once. A bad entry inside
+ * a regular file is reported (file:line:col) when its bucket is first read.
+ */
+
+import type { Diagnostic } from "../util/errors.js";
+import { UserError } from "../util/errors.js";
+import { fromDict, fromYaml, generateForGroup, groupFunctions, preGroup } from "./native.js";
+import { parseBaseOperatorName } from "./schema.js";
+import type { NativeFunction, NativeFunctionsGroup, SchemaKind } from "./types.js";
+import { YamlListFile } from "./yamlreader.js";
+
+/** One signature group of a bucket, with where it first appears in the file. */
+interface SigGroup {
+  /** File index of the group's first entry: its place in torchgen's group order. */
+  readonly first: number;
+  readonly d: ReadonlyMap<SchemaKind, NativeFunction>;
+  /** Generated operators (out= first, then functional), or null. */
+  readonly generated: readonly NativeFunction[] | null;
+  readonly group: NativeFunctionsGroup | null;
+}
+
+interface Bucket {
+  /** Parsed entries, by file index. */
+  readonly fns: ReadonlyMap<number, NativeFunction>;
+  readonly generated: ReadonlyMap<string, NativeFunction>;
+  readonly groupOf: ReadonlyMap<string, NativeFunctionsGroup>;
+  readonly sigGroups: readonly SigGroup[];
+}
+
+export interface WholeCatalog {
+  readonly functions: readonly NativeFunction[];
+  readonly groups: readonly (NativeFunctionsGroup | NativeFunction)[];
+  readonly byName: ReadonlyMap<string, NativeFunction>;
+  readonly groupOf: ReadonlyMap<string, NativeFunctionsGroup>;
+}
+
+/** The bucket key of an operator name (`add_.Tensor` -> `add`); null for a name that cannot be an operator. */
+function bucketOf(name: string): string | null {
+  const dot = name.indexOf(".");
+  try {
+    return parseBaseOperatorName(dot < 0 ? name : name.slice(0, dot)).base;
+  } catch {
+    return null;
+  }
+}
+
+export class LazyNativeFunctions {
+  /** Per file entry: its 0-based line and full operator name. */
+  private readonly lines: number[] = [];
+  private readonly names: string[] = [];
+  /** Name of a file entry -> its index. */
+  private readonly fileIndex = new Map<string, number>();
+  /** Bucket key -> file indices, in file order. */
+  private readonly buckets = new Map<string, number[]>();
+  /** Bucket of each file index. */
+  private readonly bucketKeys: string[] = [];
+  private readonly done = new Map<string, Bucket>();
+  private whole: WholeCatalog | null = null;
+
+  private constructor(
+    private readonly reader: YamlListFile,
+    private readonly file: string,
+    private readonly validTags: ReadonlySet<string>,
+  ) {}
+
+  /** The lazy view of `text`, or null when it is not of the regular shape (use the eager reader). */
+  static of(text: string, file: string, validTags: ReadonlySet<string>): LazyNativeFunctions | null {
+    const reader = new YamlListFile(text, file);
+    const self = new LazyNativeFunctions(reader, file, validTags);
+    const { lines, indent } = reader;
+    let seenEntry = false;
+    for (let k = 0; k < lines.length; k++) {
+      const ind = indent[k]!;
+      if (ind !== 0) {
+        // Content before the first entry, or tab indentation: let the eager reader say what is wrong.
+        if (ind === -2 || (ind > 0 && !seenEntry)) return null;
+        continue;
+      }
+      const l = lines[k]!;
+      if (!l.startsWith("- func: ")) return null;
+      seenEntry = true;
+      // A plain one-line schema: what readInlineValue would return, untouched.
+      const paren = l.indexOf("(", 8);
+      const c = l.charCodeAt(8);
+      if (paren < 0 || c === 39 || c === 34 || c === 32 || l.includes(" #", 8) || l.includes(": ", 8)) return null;
+      if (l.charCodeAt(l.length - 1) === 32) return null;
+      const name = l.slice(8, paren);
+      if (self.fileIndex.has(name)) return null; // duplicates: the eager reader reports them
+      const key = bucketOf(name) ?? name;
+      const i = self.names.length;
+      self.lines.push(k);
+      self.names.push(name);
+      self.bucketKeys.push(key);
+      self.fileIndex.set(name, i);
+      const b = self.buckets.get(key);
+      if (b) b.push(i);
+      else self.buckets.set(key, [i]);
+    }
+    return self;
+  }
+
+  /**
+   * After a quarter of the buckets, a caller is probably walking the whole
+   * file (a backend listing every operator): read the rest in one pass.
+   */
+  private wholeIfBusy(): WholeCatalog | null {
+    if (!this.whole && this.done.size * 4 > this.buckets.size) this.all();
+    return this.whole;
+  }
+
+  /** byName.get without building the whole catalog. */
+  fn(name: string): NativeFunction | undefined {
+    const whole = this.wholeIfBusy();
+    if (whole) return whole.byName.get(name);
+    const i = this.fileIndex.get(name);
+    if (i !== undefined) return this.bucket(this.bucketKeys[i]!)!.fns.get(i);
+    const key = bucketOf(name);
+    return key === null ? undefined : this.bucket(key)?.generated.get(name);
+  }
+
+  /** groupOf.get without building the whole catalog. */
+  group(name: string): NativeFunctionsGroup | undefined {
+    const whole = this.wholeIfBusy();
+    if (whole) return whole.groupOf.get(name);
+    const i = this.fileIndex.get(name);
+    const key = i !== undefined ? this.bucketKeys[i]! : bucketOf(name);
+    return key === null ? undefined : this.bucket(key)?.groupOf.get(name);
+  }
+
+  /** Every bucket, assembled in the eager reader's order. */
+  all(): WholeCatalog {
+    if (this.whole) return this.whole;
+    // Entries of buckets not read yet are read in one pass, as the eager
+    // reader does: per-bucket reading costs more per entry while V8 is cold.
+    // Buckets are closed under signature groups, so the rest groups alone.
+    const fileFns: NativeFunction[] = new Array(this.names.length);
+    const sigGroups: SigGroup[] = [];
+    for (const b of this.done.values()) {
+      for (const [i, f] of b.fns) fileFns[i] = f;
+      for (const s of b.sigGroups) sigGroups.push(s);
+    }
+    const diags: Diagnostic[] = [];
+    const rest: NativeFunction[] = [];
+    const indexOf = new Map<NativeFunction, number>();
+    for (let i = 0; i < this.names.length; i++) {
+      if (this.done.has(this.bucketKeys[i]!)) continue;
+      const f = this.read(i, diags);
+      if (!f) continue;
+      fileFns[i] = f;
+      rest.push(f);
+      indexOf.set(f, i);
+    }
+    if (diags.length > 0) throw UserError.fromDiagnostics(diags);
+    for (const s of completeGroups(rest, indexOf)) sigGroups.push(s);
+    // torchgen's group order: by first appearance of each signature.
+    sigGroups.sort((a, b) => a.first - b.first);
+    const functions = fileFns;
+    const groups: (NativeFunctionsGroup | NativeFunction)[] = [];
+    for (const s of sigGroups) {
+      if (s.generated) for (const g of s.generated) functions.push(g);
+      if (s.group) groups.push(s.group);
+      else for (const f of s.d.values()) groups.push(f);
+    }
+    const byName = new Map<string, NativeFunction>();
+    for (const f of functions) byName.set(f.name, f);
+    const groupOf = new Map<string, NativeFunctionsGroup>();
+    for (const s of sigGroups) if (s.group) for (const f of groupFunctions(s.group)) groupOf.set(f.name, s.group);
+    this.whole = { functions, groups, byName, groupOf };
+    return this.whole;
+  }
+
+  /** File entry `i` as a NativeFunction (null after pushing its problems onto `diags`). */
+  private read(i: number, diags: Diagnostic[]): NativeFunction | null {
+    const f = fromYaml(this.reader.entryAt(this.lines[i]!), this.file, this.validTags, diags);
+    if (f && f.name !== this.names[i]) {
+      throw new Error(`internal: ${this.file}:${this.lines[i]! + 1}: read ${f.name}, scanned ${this.names[i]}`);
+    }
+    return f;
+  }
+
+  private bucket(key: string): Bucket | undefined {
+    const done = this.done.get(key);
+    if (done) return done;
+    const idx = this.buckets.get(key);
+    if (!idx) return undefined;
+    const diags: Diagnostic[] = [];
+    const fns = new Map<number, NativeFunction>();
+    const order: NativeFunction[] = [];
+    const indexOf = new Map<NativeFunction, number>();
+    for (const i of idx) {
+      const f = this.read(i, diags);
+      if (!f) continue;
+      fns.set(i, f);
+      order.push(f);
+      indexOf.set(f, i);
+    }
+    if (diags.length > 0) throw UserError.fromDiagnostics(diags);
+    const sigGroups = completeGroups(order, indexOf);
+    const generated = new Map<string, NativeFunction>();
+    const groupOf = new Map<string, NativeFunctionsGroup>();
+    for (const s of sigGroups) {
+      if (s.generated) for (const g of s.generated) generated.set(g.name, g);
+      if (s.group) for (const f of groupFunctions(s.group)) groupOf.set(f.name, s.group);
+    }
+    const b: Bucket = { fns, generated, groupOf, sigGroups };
+    this.done.set(key, b);
+    return b;
+  }
+}
+
+/** Groups `fns` (whole signature groups, in file order) by signature and adds the generated operators. */
+function completeGroups(fns: readonly NativeFunction[], indexOf: ReadonlyMap<NativeFunction, number>): SigGroup[] {
+  const out: SigGroup[] = [];
+  for (const d of preGroup(fns).values()) {
+    // preGroup meets each group first at its first entry; generateForGroup only adds.
+    const first = indexOf.get(d.values().next().value!)!;
+    const generated = generateForGroup(d);
+    out.push({ first, d, generated, group: fromDict(d) });
+  }
+  return out;
+}
+
+/**
+ * A ReadonlyMap over a LazyNativeFunctions: point lookups (`get`, `has`)
+ * parse one bucket; anything that enumerates parses everything.
+ */
+export class LazyMap<V> implements ReadonlyMap<string, V> {
+  constructor(
+    private readonly one: (k: string) => V | undefined,
+    private readonly whole: () => ReadonlyMap<string, V>,
+  ) {}
+
+  get(k: string): V | undefined {
+    return this.one(k);
+  }
+  has(k: string): boolean {
+    return this.one(k) !== undefined;
+  }
+  get size(): number {
+    return this.whole().size;
+  }
+  keys(): MapIterator<string> {
+    return this.whole().keys();
+  }
+  values(): MapIterator<V> {
+    return this.whole().values();
+  }
+  entries(): MapIterator<[string, V]> {
+    return this.whole().entries();
+  }
+  forEach(cb: (value: V, key: string, map: ReadonlyMap<string, V>) => void, thisArg?: unknown): void {
+    for (const [k, v] of this.whole()) cb.call(thisArg, v, k, this);
+  }
+  [Symbol.iterator](): MapIterator<[string, V]> {
+    return this.whole()[Symbol.iterator]();
+  }
+}
