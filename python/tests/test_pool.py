@@ -21,7 +21,7 @@ def config(tmp, ops, **kw):
         "faults": FAULTS,
         "seed": 0,
         "max_samples": 3,
-        "timeout_s": 4,
+        "timeout_s": 10,
         "workers": 2,
         "cache_dir": os.path.join(tmp, "cache"),
         "results": os.path.join(tmp, "results.jsonl"),

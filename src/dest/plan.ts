@@ -10,8 +10,9 @@
  * - An overload the YAML lists is served by its kernel,
  *   `class_name::<dispatcher name>[_symint]`.
  * - An unlisted out=/inplace overload whose group's functional overload is
- *   listed gets a wrapper that calls the functional kernel and copies the
- *   result into the outputs (torchgen gets_generated_out_inplace_wrapper).
+ *   listed is derived: it calls the functional kernel and copies the result
+ *   into the outputs (torchgen gets_generated_out_inplace_wrapper; see
+ *   register.ts for how: typed wrappers for inplace, one boxed kernel for out=).
  *   Note [Derived wrappers beyond torchgen]: torchgen asserts on mutable
  *   overloads (e.g. `_fused_moving_avg_obs_fq_helper`), on out= overloads
  *   returning `()` with several outs (`_cudnn_rnn_backward.out`) and on
@@ -26,7 +27,7 @@
 
 import { type DispatcherSignature, kernelSignature } from "../api/dispatcher.js";
 import type { BackendConfig, OpEntry } from "../backend/types.js";
-import { groupFunctions, hasSymInt, isGroup, isTensorLike, schemaKind } from "../model/catalog.js";
+import { groupFunctions, hasSymInt, isTensorLike, schemaKind } from "../model/catalog.js";
 import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog, SchemaKind } from "../model/types.js";
 
 export type ServedBy = "kernel" | "derived_out" | "derived_inplace" | "derived_functional" | "autograd";
@@ -206,5 +207,3 @@ export function buildPlan(config: BackendConfig, catalog: OperatorCatalog): Plan
 export function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
-
-export { isGroup };

@@ -5,11 +5,13 @@
  * full name, torchgen's groups, tags.
  *
  * Loading is on `gen`'s hot path, so it reads the two small-enough files with
- * our own YAML reader (yamlreader.ts), parses each schema once, memoizes per
- * YAML path, and leaves derivatives.yaml until `catalog.derivatives` is first
- * read. A caller may also pass `cacheDir` to keep a snapshot of the built
- * catalog across processes (snapshot.ts); the model itself never decides to
- * write anywhere.
+ * our own YAML reader (yamlreader.ts), reads each native_functions.yaml entry
+ * only when an operator of its group is first asked for (Note [Lazy catalog]
+ * in lazy.ts: a cold `gen` of the core-ATen set parses ~1/5 of the file),
+ * memoizes per YAML path, and leaves derivatives.yaml until
+ * `catalog.derivatives` is first read. A caller may also pass `cacheDir` to
+ * keep a snapshot of the built catalog across processes (snapshot.ts); the
+ * model itself never decides to write anywhere.
  */
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";

@@ -88,22 +88,24 @@ export class LazyNativeFunctions {
   static of(text: string, file: string, validTags: ReadonlySet<string>): LazyNativeFunctions | null {
     const reader = new YamlListFile(text, file);
     const self = new LazyNativeFunctions(reader, file, validTags);
-    const { lines, indent } = reader;
+    const lines = reader.lines;
     let seenEntry = false;
     for (let k = 0; k < lines.length; k++) {
-      const ind = indent[k]!;
-      if (ind !== 0) {
-        // Content before the first entry, or tab indentation: let the eager reader say what is wrong.
-        if (ind === -2 || (ind > 0 && !seenEntry)) return null;
-        continue;
-      }
       const l = lines[k]!;
+      const c = l.charCodeAt(0);
+      if (c !== 45 /* - */) {
+        // Inside an entry (checked when it is read), blank, or a comment; before
+        // the first entry only blank lines and comments may stand.
+        if (c === 32 && (seenEntry || reader.indentAt(k) === -1)) continue;
+        if (Number.isNaN(c) || c === 35 /* # */) continue;
+        return null; // tab, or content at column 0 that is not an entry: the eager reader says what is wrong
+      }
       if (!l.startsWith("- func: ")) return null;
       seenEntry = true;
       // A plain one-line schema: what readInlineValue would return, untouched.
       const paren = l.indexOf("(", 8);
-      const c = l.charCodeAt(8);
-      if (paren < 0 || c === 39 || c === 34 || c === 32 || l.includes(" #", 8) || l.includes(": ", 8)) return null;
+      const c8 = l.charCodeAt(8);
+      if (paren < 0 || c8 === 39 || c8 === 34 || c8 === 32 || l.includes(" #", 8) || l.includes(": ", 8)) return null;
       if (l.charCodeAt(l.length - 1) === 32) return null;
       const name = l.slice(8, paren);
       if (self.fileIndex.has(name)) return null; // duplicates: the eager reader reports them

@@ -44,24 +44,37 @@ export interface YamlEntry {
 
 class Reader {
   readonly lines: string[];
-  /** Per line: its indentation, -1 for a blank or comment-only line, -2 for tab indentation. */
-  readonly indent: Int32Array;
+  /**
+   * Per line, computed on first use: its indentation, -1 for a blank or
+   * comment-only line, -2 for tab indentation (-3: not computed yet). Lazy
+   * because the catalog reads only some entries of native_functions.yaml.
+   */
+  private readonly indents: Int32Array;
   constructor(
     text: string,
     readonly file: string,
   ) {
     this.lines = text.split("\n");
-    this.indent = new Int32Array(this.lines.length);
-    for (let k = 0; k < this.lines.length; k++) {
-      let l = this.lines[k]!;
-      // A trailing \r (CRLF files) is not part of any value.
-      if (l.endsWith("\r")) {
-        l = l.slice(0, -1);
-        this.lines[k] = l;
+    // A trailing \r (CRLF files) is not part of any value.
+    if (text.includes("\r")) {
+      for (let k = 0; k < this.lines.length; k++) {
+        const l = this.lines[k]!;
+        if (l.endsWith("\r")) this.lines[k] = l.slice(0, -1);
       }
-      const ind = indentOf(l);
-      this.indent[k] = ind >= 0 && (ind === l.length || l.charCodeAt(ind) === 35) /* # */ ? -1 : ind;
     }
+    this.indents = new Int32Array(this.lines.length).fill(-3);
+  }
+
+  /** The indentation of line k: -1 for a blank or comment-only line, -2 for tab indentation. */
+  ind(k: number): number {
+    let v = this.indents[k]!;
+    if (v === -3) {
+      const l = this.lines[k]!;
+      const i = indentOf(l);
+      v = i >= 0 && (i === l.length || l.charCodeAt(i) === 35) /* # */ ? -1 : i;
+      this.indents[k] = v;
+    }
+    return v;
   }
 
   fail(line: number, col: number, what: string): never {
@@ -70,8 +83,8 @@ class Reader {
 
   /** Index of the next line with content (skipping blank and comment-only lines), or -1. */
   nextContent(from: number): number {
-    const ind = this.indent;
-    for (let k = from; k < ind.length; k++) if (ind[k] !== -1) return k;
+    const n = this.lines.length;
+    for (let k = from; k < n; k++) if (this.ind(k) !== -1) return k;
     return -1;
   }
 }
@@ -112,9 +125,9 @@ export class YamlListFile {
     return this.r.lines;
   }
 
-  /** Per line: its indentation, -1 for a blank or comment-only line, -2 for tab indentation. */
-  get indent(): Int32Array {
-    return this.r.indent;
+  /** The indentation of line k: -1 for a blank or comment-only line, -2 for tab indentation. */
+  indentAt(k: number): number {
+    return this.r.ind(k);
   }
 
   /** The entry whose `- ` is on line index `k` (0-based), exactly as readYamlList reads it. */
@@ -139,7 +152,7 @@ function readEntry(r: Reader, k: number): { entry: YamlEntry; next: number } {
   for (;;) {
     n = r.nextContent(n);
     if (n < 0) break;
-    const ni = r.indent[n]!;
+    const ni = r.ind(n);
     if (ni === 0) break;
     if (ni === -2) r.fail(n, 0, "tab characters are not allowed for indentation");
     if (ni !== 2) r.fail(n, Math.max(ni, 0), `unexpected indentation ${ni}; keys of an entry are indented by 2 spaces`);
@@ -166,7 +179,7 @@ function readKeyValue(
   if (c0 === -1 || c0 === 35 /* # */) {
     // Nested block (or null).
     const n = r.nextContent(k + 1);
-    const ni = n < 0 ? -1 : r.indent[n]!;
+    const ni = n < 0 ? -1 : r.ind(n);
     if (n >= 0 && ni > col) {
       const nl = r.lines[n]!;
       if (nl.startsWith("- ", ni) || nl === `${" ".repeat(ni)}-`) {
@@ -244,7 +257,7 @@ function readBlockMap(r: Reader, k: number, ind: number): [Record<string, YamlVa
     map[key] = readInlineValue(r, n, valueStart);
     const next = r.nextContent(n + 1);
     if (next < 0) return [map, r.lines.length];
-    const ni = r.indent[next]!;
+    const ni = r.ind(next);
     if (ni < ind) return [map, next];
     if (ni > ind) r.fail(next, ni, `unexpected indentation ${ni} inside a mapping indented by ${ind}`);
     n = next;
@@ -265,7 +278,7 @@ function readBlockSeq(r: Reader, k: number, ind: number): [YamlValue[], number] 
     seq.push(readInlineValue(r, n, v));
     const next = r.nextContent(n + 1);
     if (next < 0) return [seq, r.lines.length];
-    const ni = r.indent[next]!;
+    const ni = r.ind(next);
     if (ni < ind) return [seq, next];
     if (ni > ind) r.fail(next, ni, `unexpected indentation ${ni} inside a list indented by ${ind}`);
     n = next;
@@ -356,8 +369,8 @@ function readInlineValue(r: Reader, k: number, at: number): YamlValue {
   // not support; catch it instead of silently truncating.
   const next = r.nextContent(k + 1);
   if (next >= 0) {
-    const ni = r.indent[next]!;
-    const ki = r.indent[k]!;
+    const ni = r.ind(next);
+    const ki = r.ind(k);
     const lineIsItem = l.startsWith("- ", ki);
     const ownIndent = lineIsItem ? ki + 2 : ki;
     if (ni > ownIndent && !r.lines[next]!.startsWith("- ", ni)) {

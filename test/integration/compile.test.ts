@@ -4,8 +4,9 @@
  * includes), and the registrations work at run time.
  *
  * - core ATen: Register<Backend>.cpp + header for the 193 core overloads
- * - the fixtures torchgen crashes on, a device-guard + autograd fixture, and a
- *   kernel stub (stubs must compile as written)
+ * - the fixtures torchgen crashes on, a device-guard + autograd fixture, a
+ *   kernel stub (stubs must compile as written), and (syntax only, -Werror)
+ *   every functional overload with all its siblings derived
  * - runtime: test/fixtures/gen/runtime{,_out} are built into shared libraries
  *   with CPU kernels and loaded into torch; check.py calls the registered
  *   overloads unboxed and boxed under the PrivateUse1 key.
@@ -22,7 +23,7 @@ import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBackendYaml } from "../../src/backend/load.js";
 import { generate, kernelStubs } from "../../src/dest/index.js";
-import { loadCatalog } from "../../src/model/catalog.js";
+import { isGroup, loadCatalog } from "../../src/model/catalog.js";
 import type { OperatorCatalog } from "../../src/model/types.js";
 import { discoverTorch, type TorchInstall } from "../../src/torch/discover.js";
 
@@ -66,19 +67,21 @@ function gen(name: string, yamlText: string): string {
  * Compiles `src` (with the other files of its directory as possible
  * includes) to an object, or takes it from the cache. Returns the object path.
  */
-async function compile(src: string): Promise<string> {
+async function compile(src: string, syntaxOnly = false): Promise<string> {
   const dir = path.dirname(src);
   const h = createHash("sha256");
-  h.update([CXX, cxxVersion, install.version, ...FLAGS, ...includeFlags()].join("\0"));
+  h.update([CXX, cxxVersion, install.version, ...FLAGS, ...includeFlags(), String(syntaxOnly)].join("\0"));
   for (const f of [src, ...headersIn(dir)]) h.update(`\0${path.basename(f)}\0`).update(readFileSync(f));
   const obj = path.join(CACHE, `${h.digest("hex").slice(0, 24)}.o`);
   if (existsSync(obj)) return obj;
   const tmp = `${obj}.${process.pid}.tmp`;
-  const r = await execa("nice", ["-n", "5", CXX, ...FLAGS, ...includeFlags(), "-I", dir, "-c", src, "-o", tmp], {
+  const mode = syntaxOnly ? ["-fsyntax-only"] : ["-c", "-o", tmp];
+  const r = await execa("nice", ["-n", "5", CXX, ...FLAGS, ...includeFlags(), "-I", dir, src, ...mode], {
     reject: false,
     all: true,
   });
   expect(r.exitCode, `${path.basename(src)} failed to compile:\n${r.all}`).toBe(0);
+  if (syntaxOnly) writeFileSync(tmp, "syntax ok\n");
   copyFileSync(tmp, obj);
   rmSync(tmp, { force: true });
   return obj;
@@ -102,6 +105,19 @@ describe("generated C++ compiles with -Wall -Wextra -Werror", () => {
         .sort();
       const dir = gen("core", yamlFor(core));
       await compile(path.join(dir, "RegisterPrivateUse1.cpp"));
+    },
+    SLOW,
+  );
+
+  it(
+    "every functional overload listed, every out=/inplace/mutable sibling derived, device guards on (syntax only)",
+    async () => {
+      const functionals = catalog.groups
+        .filter(isGroup)
+        .map((g) => g.functional.name)
+        .sort();
+      const dir = gen("allfunc", yamlFor(functionals).replace("supported:", "device_guard: true\nsupported:"));
+      await compile(path.join(dir, "RegisterPrivateUse1.cpp"), true);
     },
     SLOW,
   );
