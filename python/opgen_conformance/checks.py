@@ -113,6 +113,25 @@ def _compare(dev: Any, ref: Any, rtol: float, atol: float) -> str | None:
     return None
 
 
+def fallback_verdict(name: str, counts: dict[str, int]) -> Verdict:
+    """Did the call run on the CPU fallback? The op itself or a sibling overload
+    (``cos`` runs ``cos.out`` when only the structured kernel is missing) on the
+    fallback fails; other operators on the fallback only warn: a kernel may
+    legitimately call operators the backend does not implement."""
+    base = name.partition(".")[0].rstrip("_")
+    own, other = [], []
+    for key, n in sorted(counts.items()):
+        if n <= 0:
+            continue
+        op = key[len("aten::") :] if key.startswith("aten::") else key
+        (own if op.partition(".")[0].rstrip("_") == base else other).append(f"{key} x{n}")
+    if own:
+        return ("fail", "ran on the CPU fallback: " + ", ".join(own))
+    if other:
+        return ("warn", "called operators that ran on the CPU fallback: " + ", ".join(other))
+    return ("pass", "")
+
+
 def _is_oom(e: BaseException) -> bool:
     return isinstance(e, MemoryError) or "out of memory" in str(e).lower()
 
@@ -196,8 +215,7 @@ class Runner:
         r["errors"] = ("pass", "")
 
         if self.dev.has_fallback_counter:
-            n = counts.get("aten::" + self.name, 0)
-            r["fallback"] = ("fail", f"ran on the CPU fallback ({n} call{'s' if n != 1 else ''})") if n else ("pass", "")
+            r["fallback"] = fallback_verdict(self.name, counts)
 
         self._outputs(cres, dres, r)
         if self.kind == "inplace" or self.write_args and self.kind != "out":

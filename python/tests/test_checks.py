@@ -121,6 +121,14 @@ class ChecksTest(unittest.TestCase):
         self.assertEqual(r["values"][0], "skip")
         self.assertEqual(r["shape"][0], "pass")
 
+    def test_fallback_of_a_sibling_overload_fails_others_warn(self):
+        from opgen_conformance.checks import fallback_verdict
+
+        self.assertEqual(fallback_verdict("cos", {"aten::cos.out": 1})[0], "fail")
+        self.assertEqual(fallback_verdict("add_.Tensor", {"aten::add.out": 2})[0], "fail")
+        self.assertEqual(fallback_verdict("addmm", {"aten::mm": 1}), ("warn", "called operators that ran on the CPU fallback: aten::mm x1"))
+        self.assertEqual(fallback_verdict("relu", {"aten::relu": 0}), ("pass", ""))
+
     def test_tolerance_overrides(self):
         self.assertEqual(tolerance("add.Tensor", torch.float16, []), (1e-3, 1e-5))
         ov = [{"op": "add*", "rtol": 0.1}, {"op": "add.Tensor", "dtype": "float16", "atol": 0.5}]

@@ -9,7 +9,7 @@
  * runner has finished, so an interrupted `test` loses nothing and
  * `--resume` picks up where it stopped.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
@@ -20,7 +20,7 @@ import { aggregate, failed, makeReport, readJsonl } from "./aggregate.js";
 import { applyExpectations, EMPTY_EXPECTATIONS, type ExpectationsFile, loadExpectations } from "./expectations.js";
 import { toHtml, toJson, toJunit, toMarkdown, toTerminal } from "./formats.js";
 import { type OpInfo, type OpManifest, readManifest, type Selection, type Shard, selectOps } from "./select.js";
-import type { OpUnderTest, Report } from "./types.js";
+import type { Report } from "./types.js";
 
 /** python/ next to src/ and dist/: this file is src/conformance/x.ts or dist/conformance/x.js. */
 export const PYTHON_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "python");
@@ -294,9 +294,3 @@ async function runPython(python: string, configFile: string, quiet: boolean): Pr
     throw new UserError(`the conformance runner failed (exit ${r.exitCode ?? r.signal}):\n${err}`);
   }
 }
-
-export function readReportFile(file: string): string {
-  return readFileSync(file, "utf8");
-}
-
-export type { OpUnderTest };

@@ -86,6 +86,8 @@ export type RawRecord =
       readonly source: string;
       readonly desc: string;
       readonly checks: Readonly<Record<string, readonly [SampleStatus, string]>>;
+      /** the sample crashed or hung (the runner counts these per task) */
+      readonly incident?: boolean;
     }
   | {
       readonly kind: "task";

@@ -15,16 +15,16 @@
  * parse every bucket and put the results in exactly the order the eager
  * parseNativeFunctionsYaml gives (a test compares the two). The objects are
  * the same plain, fully-built NativeFunctions either way; only when they are
- * built changes.
+ * built changes. Once a quarter of the buckets has been read one by one, the
+ * rest is read in one pass (a backend listing every operator), which is
+ * cheaper per entry while V8 is cold.
  *
  * Only a file of the regular shape torch ships is read this way (every
  * top-level line `- func: <plain schema>`); anything else goes to the eager
  * reader, which reports all problems of the file at once. A bad entry inside
  * a regular file is reported (file:line:col) when its bucket is first read.
  */
-
-import type { Diagnostic } from "../util/errors.js";
-import { UserError } from "../util/errors.js";
+import { type Diagnostic, UserError } from "../util/errors.js";
 import { fromDict, fromYaml, generateForGroup, groupFunctions, preGroup } from "./native.js";
 import { parseBaseOperatorName } from "./schema.js";
 import type { NativeFunction, NativeFunctionsGroup, SchemaKind } from "./types.js";
@@ -38,14 +38,6 @@ interface SigGroup {
   /** Generated operators (out= first, then functional), or null. */
   readonly generated: readonly NativeFunction[] | null;
   readonly group: NativeFunctionsGroup | null;
-}
-
-interface Bucket {
-  /** Parsed entries, by file index. */
-  readonly fns: ReadonlyMap<number, NativeFunction>;
-  readonly generated: ReadonlyMap<string, NativeFunction>;
-  readonly groupOf: ReadonlyMap<string, NativeFunctionsGroup>;
-  readonly sigGroups: readonly SigGroup[];
 }
 
 export interface WholeCatalog {
@@ -75,7 +67,12 @@ export class LazyNativeFunctions {
   private readonly buckets = new Map<string, number[]>();
   /** Bucket of each file index. */
   private readonly bucketKeys: string[] = [];
-  private readonly done = new Map<string, Bucket>();
+  /** Buckets read so far -> their signature groups. */
+  private readonly done = new Map<string, readonly SigGroup[]>();
+  /** What the buckets read so far hold (one table each for all buckets: fewer objects while V8 is cold). */
+  private readonly fileFns: NativeFunction[] = [];
+  private readonly generated = new Map<string, NativeFunction>();
+  private readonly groupOf = new Map<string, NativeFunctionsGroup>();
   private whole: WholeCatalog | null = null;
 
   private constructor(
@@ -136,9 +133,12 @@ export class LazyNativeFunctions {
     const whole = this.wholeIfBusy();
     if (whole) return whole.byName.get(name);
     const i = this.fileIndex.get(name);
-    if (i !== undefined) return this.bucket(this.bucketKeys[i]!)!.fns.get(i);
+    if (i !== undefined) {
+      this.bucket(this.bucketKeys[i]!);
+      return this.fileFns[i];
+    }
     const key = bucketOf(name);
-    return key === null ? undefined : this.bucket(key)?.generated.get(name);
+    return key !== null && this.bucket(key) ? this.generated.get(name) : undefined;
   }
 
   /** groupOf.get without building the whole catalog. */
@@ -147,7 +147,7 @@ export class LazyNativeFunctions {
     if (whole) return whole.groupOf.get(name);
     const i = this.fileIndex.get(name);
     const key = i !== undefined ? this.bucketKeys[i]! : bucketOf(name);
-    return key === null ? undefined : this.bucket(key)?.groupOf.get(name);
+    return key !== null && this.bucket(key) ? this.groupOf.get(name) : undefined;
   }
 
   /** Every bucket, assembled in the eager reader's order. */
@@ -156,28 +156,25 @@ export class LazyNativeFunctions {
     // Entries of buckets not read yet are read in one pass, as the eager
     // reader does: per-bucket reading costs more per entry while V8 is cold.
     // Buckets are closed under signature groups, so the rest groups alone.
-    const fileFns: NativeFunction[] = new Array(this.names.length);
+    const fileFns = this.fileFns;
     const sigGroups: SigGroup[] = [];
-    for (const b of this.done.values()) {
-      for (const [i, f] of b.fns) fileFns[i] = f;
-      for (const s of b.sigGroups) sigGroups.push(s);
-    }
+    for (const b of this.done.values()) for (const s of b) sigGroups.push(s);
     const diags: Diagnostic[] = [];
     const rest: NativeFunction[] = [];
-    const indexOf = new Map<NativeFunction, number>();
+    const restIndex: number[] = [];
     for (let i = 0; i < this.names.length; i++) {
       if (this.done.has(this.bucketKeys[i]!)) continue;
       const f = this.read(i, diags);
       if (!f) continue;
       fileFns[i] = f;
       rest.push(f);
-      indexOf.set(f, i);
+      restIndex.push(i);
     }
     if (diags.length > 0) throw UserError.fromDiagnostics(diags);
-    for (const s of completeGroups(rest, indexOf)) sigGroups.push(s);
+    for (const s of completeGroups(rest, restIndex)) sigGroups.push(s);
     // torchgen's group order: by first appearance of each signature.
     sigGroups.sort((a, b) => a.first - b.first);
-    const functions = fileFns;
+    const functions = fileFns.slice();
     const groups: (NativeFunctionsGroup | NativeFunction)[] = [];
     for (const s of sigGroups) {
       if (s.generated) for (const g of s.generated) functions.push(g);
@@ -201,42 +198,43 @@ export class LazyNativeFunctions {
     return f;
   }
 
-  private bucket(key: string): Bucket | undefined {
-    const done = this.done.get(key);
-    if (done) return done;
+  /** Reads bucket `key` (once); false when there is no such bucket. */
+  private bucket(key: string): boolean {
+    if (this.done.has(key)) return true;
     const idx = this.buckets.get(key);
-    if (!idx) return undefined;
+    if (!idx) return false;
     const diags: Diagnostic[] = [];
-    const fns = new Map<number, NativeFunction>();
     const order: NativeFunction[] = [];
-    const indexOf = new Map<NativeFunction, number>();
+    const orderIndex: number[] = [];
     for (const i of idx) {
       const f = this.read(i, diags);
       if (!f) continue;
-      fns.set(i, f);
+      this.fileFns[i] = f;
       order.push(f);
-      indexOf.set(f, i);
+      orderIndex.push(i);
     }
     if (diags.length > 0) throw UserError.fromDiagnostics(diags);
-    const sigGroups = completeGroups(order, indexOf);
-    const generated = new Map<string, NativeFunction>();
-    const groupOf = new Map<string, NativeFunctionsGroup>();
+    const sigGroups = completeGroups(order, orderIndex);
     for (const s of sigGroups) {
-      if (s.generated) for (const g of s.generated) generated.set(g.name, g);
-      if (s.group) for (const f of groupFunctions(s.group)) groupOf.set(f.name, s.group);
+      if (s.generated) for (const g of s.generated) this.generated.set(g.name, g);
+      if (s.group) for (const f of groupFunctions(s.group)) this.groupOf.set(f.name, s.group);
     }
-    const b: Bucket = { fns, generated, groupOf, sigGroups };
-    this.done.set(key, b);
-    return b;
+    this.done.set(key, sigGroups);
+    return true;
   }
 }
 
-/** Groups `fns` (whole signature groups, in file order) by signature and adds the generated operators. */
-function completeGroups(fns: readonly NativeFunction[], indexOf: ReadonlyMap<NativeFunction, number>): SigGroup[] {
+/**
+ * Groups `fns` (whole signature groups, in file order; `index[k]` is the file
+ * index of `fns[k]`) by signature and adds the generated operators.
+ */
+function completeGroups(fns: readonly NativeFunction[], index: readonly number[]): SigGroup[] {
   const out: SigGroup[] = [];
+  const pos = new Map<NativeFunction, number>();
+  for (let k = 0; k < fns.length; k++) pos.set(fns[k]!, index[k]!);
   for (const d of preGroup(fns).values()) {
     // preGroup meets each group first at its first entry; generateForGroup only adds.
-    const first = indexOf.get(d.values().next().value!)!;
+    const first = pos.get(d.values().next().value!)!;
     const generated = generateForGroup(d);
     out.push({ first, d, generated, group: fromDict(d) });
   }

@@ -64,14 +64,20 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
       throw new UserError(`${path.join(dir, f)} not found; is ${dir} a project made by \`opgen-backend init\`?`);
     }
   }
-  const install = await discoverTorch(opts.python);
-  log(`[build] torch ${install.version} (${install.python})`);
-
-  log("[build] gen backend.yaml -> csrc/generated");
-  const generator = await generate(root, install.python, log);
+  // Note [No autoload while building]: the torch probe and gen must not load
+  // installed backends: this very project's (possibly stale or half-built)
+  // package would be autoloaded, and in the project directory ./<package>
+  // shadows the installed one. The Python children inherit this.
+  const { install, generator } = await withoutBackendAutoload(async () => {
+    const install = await discoverTorch(opts.python);
+    log(`[build] torch ${install.version} (${install.python})`);
+    log("[build] gen backend.yaml -> csrc/generated");
+    return { install, generator: await generate(root, install.python, log) };
+  });
 
   log("[build] pip install --no-build-isolation (ninja)");
   const env: Record<string, string> = { ...(process.env as Record<string, string>) };
+  env.TORCH_DEVICE_BACKEND_AUTOLOAD = "0"; // see Note [No autoload while building]
   if (opts.jobs !== undefined) env.MAX_JOBS = String(opts.jobs);
   if (opts.werror) env[`${envPrefix(root)}_WERROR`] = "1";
   // The project's venv bin first: ninja and friends installed next to python.
@@ -126,6 +132,17 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
   return { dir: root, python: install.python, compiled, seconds, generator };
 }
 
+async function withoutBackendAutoload<T>(fn: () => Promise<T>): Promise<T> {
+  const saved = process.env.TORCH_DEVICE_BACKEND_AUTOLOAD;
+  process.env.TORCH_DEVICE_BACKEND_AUTOLOAD = "0";
+  try {
+    return await fn();
+  } finally {
+    if (saved === undefined) delete process.env.TORCH_DEVICE_BACKEND_AUTOLOAD;
+    else process.env.TORCH_DEVICE_BACKEND_AUTOLOAD = saved;
+  }
+}
+
 /**
  * Loads the freshly installed extension in a new interpreter. A shared
  * library links even when a kernel that backend.yaml lists was never
@@ -134,6 +151,9 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
 async function importCheck(root: string, python: string, env: Record<string, string>, target?: string): Promise<void> {
   const pkg = packageName(root);
   const checkEnv = { ...env };
+  // The check loads the package the way users do: through torch's autoload too.
+  if (process.env.TORCH_DEVICE_BACKEND_AUTOLOAD === undefined) delete checkEnv.TORCH_DEVICE_BACKEND_AUTOLOAD;
+  else checkEnv.TORCH_DEVICE_BACKEND_AUTOLOAD = process.env.TORCH_DEVICE_BACKEND_AUTOLOAD;
   if (target) checkEnv.PYTHONPATH = [path.resolve(target), env.PYTHONPATH].filter(Boolean).join(path.delimiter);
   const r = await execa(python, ["-c", `import ${pkg}._C`], {
     cwd: tmpdir(), // not the project: its source package would shadow the installed one
@@ -256,7 +276,7 @@ export async function bootstrapGen(root: string, python: string): Promise<void> 
         readFileSync(path.join(out, reg), "utf8").replace(/#include "[^"]*\/(\w+NativeFunctions\.h)"/, '#include "$1"'),
     };
     const device = typeof cfg.device === "string" ? cfg.device : "privateuseone";
-    const ver = await execa(python, ["-c", "import torch; print(torch.__version__.split('+')[0])"]);
+    const ver = await execa(python, ["-c", "import torch; print(torch.__version__.split('+')[0])"], { cwd: tmp });
     const supported = Array.isArray(cfg.supported) ? (cfg.supported as unknown[]).map(String).sort() : [];
     files["op_manifest.json"] = `${JSON.stringify(
       {

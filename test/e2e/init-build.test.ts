@@ -33,11 +33,11 @@ const env = () => ({
   PATH: `${path.dirname(python)}${path.delimiter}${process.env.PATH}`,
 });
 
-async function runPy(code: string, extraEnv: Record<string, string> = {}) {
+async function runPy(code: string, extraEnv: Record<string, string> = {}, cwd = work) {
   const script = path.join(work, `check-${Math.random().toString(36).slice(2)}.py`);
   writeFileSync(script, code);
-  // cwd is not the project, so its source package cannot shadow the installed one.
-  return execa(python, [script], { cwd: work, env: { ...env(), ...extraEnv }, reject: false, all: true });
+  // By default cwd is not the project, so the installed package is the one that loads.
+  return execa(python, [script], { cwd, env: { ...env(), ...extraEnv }, reject: false, all: true });
 }
 
 const CHECKS = `
@@ -333,6 +333,15 @@ describe("init -> build -> a device that works", () => {
       `import ${PKG}\nimport torch\nprint("OK", (torch.ones(2, device="${DEV}") * 3).sum(dim=0).item())\n`,
     );
     expect(String(r.all)).toContain("OK 6.0");
+  });
+
+  it("works when Python starts in the project directory (its source package shadows the installed one)", async () => {
+    const r = await execa(
+      python,
+      ["-c", `import torch, ${PKG}\nprint("OK", ${PKG}.__file__, torch.ones(2, device="${DEV}:1").device)`],
+      { cwd: project, env: env(), reject: false, all: true },
+    );
+    expect(String(r.all)).toContain(`OK ${path.join(project, PKG, "__init__.py")} ${DEV}:1`);
   });
 
   it("warns once per operator that falls back", async () => {

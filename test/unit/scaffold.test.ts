@@ -139,6 +139,7 @@ describe("init: rendered project", () => {
       "pyproject.toml",
       "setup.py",
       "README.md",
+      ".gitignore",
       ".github/workflows/ci.yml",
       "torch_my_chip/__init__.py",
       "torch_my_chip/device.py",
