@@ -184,7 +184,7 @@ class KeyEmitter {
     const elem = (i: number) => (total === 1 ? "tmp" : `std::get<${i}>(tmp)`);
     const isOut = (a: Argument) => fa.out.includes(a);
     const copyInto = (src: string, a: Argument): string[] => {
-      const op = isOut(a) ? "at::_copy_from_and_resize" : "at::_copy_from";
+      const op = isOut(a) ? "copy_into_out" : "copy_into_self";
       if (a.type.kind === "list") {
         return [
           `TORCH_CHECK(${src}.size() == ${a.name}.size(), "${f.name}: expected ", ${src}.size(), " tensors in '${a.name}', got ", ${a.name}.size());`,
@@ -224,7 +224,7 @@ class KeyEmitter {
     const body = [
       "at::Tensor tmp = at::empty({0}, self.options());",
       `${this.callee(from)}(${callArgs.join(", ")});`,
-      "at::_copy_from(tmp, self);",
+      "copy_into_self(tmp, self);",
       "return self;",
     ];
     return { wrapper: { name, signature: sig.decl(), body }, fn: `&${name}` };
@@ -290,6 +290,7 @@ export function registerModel(plan: Plan, key: KeyPlan, headerName: string, bann
     );
   }
   if (e.uses.derivedFunctional) includes.push("<ATen/ops/empty_strided.h>", "<algorithm>");
+  if (e.uses.copy) helpers.push(render("CopyInto.cpp.hbs", {}));
   if (e.uses.derivedOut) helpers.push(render("DerivedOutKernel.cpp.hbs", {}));
   if (e.uses.derivedFunctional) helpers.push(render("DerivedFunctionalKernel.cpp.hbs", {}));
   includes.push(`"${headerName}"`);

@@ -24,6 +24,26 @@
 
 namespace {
 
+// Note [Derived copies]: a derived overload writes the kernel's result into a
+// caller's tensor with the checks ATen's own out=/inplace kernels make, so
+// errors match eager CPU: the result dtype must be castable to the
+// destination's (same-kind rule), and an inplace destination must already
+// have the result's shape (inplace never resizes; out= does).
+[[maybe_unused]] void copy_into_out(const at::Tensor& src, const at::Tensor& dst) {
+  TORCH_CHECK(c10::canCast(src.scalar_type(), dst.scalar_type()), "result type ", src.scalar_type(),
+              " can't be cast to the desired output type ", dst.scalar_type());
+  at::_copy_from_and_resize(src, dst);
+}
+
+[[maybe_unused]] void copy_into_self(const at::Tensor& src, const at::Tensor& dst) {
+  TORCH_CHECK(c10::canCast(src.scalar_type(), dst.scalar_type()), "result type ", src.scalar_type(),
+              " can't be cast to the desired output type ", dst.scalar_type());
+  TORCH_CHECK(src.sizes() == dst.sizes(), "output with shape ", dst.sizes(), " doesn't match the broadcast shape ",
+              src.sizes());
+  at::_copy_from(src, dst);
+}
+
+
 // Note [Derived out= overloads]: every out= overload derived from a
 // functional kernel is served by this one boxed kernel instead of a typed
 // wrapper each. It calls the functional overload (on this dispatch key, as
@@ -102,9 +122,9 @@ class DerivedOutKernel final : public c10::OperatorKernel {
 
   static void copy_tensor(const at::Tensor& src, const at::Tensor& dst, bool out) {
     if (out) {
-      at::_copy_from_and_resize(src, dst);
+      copy_into_out(src, dst);
     } else {
-      at::_copy_from(src, dst);
+      copy_into_self(src, dst);
     }
   }
 
@@ -183,7 +203,7 @@ at::Tensor wrapper_AutogradPrivateUse1__relu(const at::Tensor & self) {
 
 at::Tensor & wrapper_AutogradPrivateUse1__relu_(at::Tensor & self) {
   auto tmp = wrapper_AutogradPrivateUse1__relu(self);
-  at::_copy_from(tmp, self);
+  copy_into_self(tmp, self);
   return self;
 }
 

@@ -24,6 +24,26 @@
 
 namespace {
 
+// Note [Derived copies]: a derived overload writes the kernel's result into a
+// caller's tensor with the checks ATen's own out=/inplace kernels make, so
+// errors match eager CPU: the result dtype must be castable to the
+// destination's (same-kind rule), and an inplace destination must already
+// have the result's shape (inplace never resizes; out= does).
+[[maybe_unused]] void copy_into_out(const at::Tensor& src, const at::Tensor& dst) {
+  TORCH_CHECK(c10::canCast(src.scalar_type(), dst.scalar_type()), "result type ", src.scalar_type(),
+              " can't be cast to the desired output type ", dst.scalar_type());
+  at::_copy_from_and_resize(src, dst);
+}
+
+[[maybe_unused]] void copy_into_self(const at::Tensor& src, const at::Tensor& dst) {
+  TORCH_CHECK(c10::canCast(src.scalar_type(), dst.scalar_type()), "result type ", src.scalar_type(),
+              " can't be cast to the desired output type ", dst.scalar_type());
+  TORCH_CHECK(src.sizes() == dst.sizes(), "output with shape ", dst.sizes(), " doesn't match the broadcast shape ",
+              src.sizes());
+  at::_copy_from(src, dst);
+}
+
+
 // Note [Derived out= overloads]: every out= overload derived from a
 // functional kernel is served by this one boxed kernel instead of a typed
 // wrapper each. It calls the functional overload (on this dispatch key, as
@@ -102,9 +122,9 @@ class DerivedOutKernel final : public c10::OperatorKernel {
 
   static void copy_tensor(const at::Tensor& src, const at::Tensor& dst, bool out) {
     if (out) {
-      at::_copy_from_and_resize(src, dst);
+      copy_into_out(src, dst);
     } else {
-      at::_copy_from(src, dst);
+      copy_into_self(src, dst);
     }
   }
 
@@ -210,13 +230,13 @@ void wrapper_PrivateUse1_List__foreach_add_(at::TensorList self, at::TensorList 
   auto tmp = wrapper_PrivateUse1_List__foreach_add(self, other, alpha);
   TORCH_CHECK(tmp.size() == self.size(), "_foreach_add_.List: expected ", tmp.size(), " tensors in 'self', got ", self.size());
   for (size_t i = 0; i < self.size(); ++i) {
-    at::_copy_from(tmp[i], self[i]);
+    copy_into_self(tmp[i], self[i]);
   }
 }
 
 at::Tensor & wrapper_PrivateUse1_Tensor_add_(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
   auto tmp = wrapper_PrivateUse1_Tensor_add(self, other, alpha);
-  at::_copy_from(tmp, self);
+  copy_into_self(tmp, self);
   return self;
 }
 
