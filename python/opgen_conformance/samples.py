@@ -107,14 +107,20 @@ def _overlapping(t: torch.Tensor) -> bool:
 
 
 def clone_tree(x: Any, device: Any = None) -> Any:
-    def f(v: Any) -> Any:
-        if isinstance(v, torch.Tensor):
-            return _copy_tensor(v.detach(), device)
-        if device is not None and isinstance(v, torch.device) and v.type == "cpu":
-            return torch.device(device)
-        return v
-
-    return tree_map(f, x)
+    """Copies every tensor in nested tuples/lists/dicts (optionally onto
+    `device`; CPU torch.device values are retargeted too). Hand-rolled rather
+    than pytree: this runs several times per sample and pytree costs ~0.5 ms."""
+    if isinstance(x, torch.Tensor):
+        return _copy_tensor(x.detach(), device)
+    if isinstance(x, tuple):
+        return tuple(clone_tree(v, device) for v in x)
+    if isinstance(x, list):
+        return [clone_tree(v, device) for v in x]
+    if isinstance(x, dict):
+        return {k: clone_tree(v, device) for k, v in x.items()}
+    if device is not None and isinstance(x, torch.device) and x.type == "cpu":
+        return torch.device(device)
+    return x
 
 
 # ---------------------------------------------------------------------------

@@ -119,7 +119,10 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
   if (partial) lines.push(partial);
   writeFileSync(logFile, `${lines.join("\n")}\n`);
   if (r.exitCode !== 0) {
-    const interesting = lines.filter((l) => /error|Error|stale|missing/.test(l)).slice(-25);
+    // Compiler diagnostics and setup.py's own messages, not the (long) compile command lines.
+    const interesting = lines
+      .filter((l) => /error:|Error:|FAILED|is stale|is missing|undefined reference/.test(l) && !/\s-c\s/.test(l))
+      .slice(-25);
     throw new UserError(
       `build failed (pip exit ${r.exitCode}); full log: ${logFile}\n${(interesting.length ? interesting : lines.slice(-25)).join("\n")}`,
     );

@@ -397,7 +397,7 @@ describe("build: generated code and incremental rebuilds", () => {
       `#include "generated/PrivateUse1NativeFunctions.h"\nnamespace at::${DEV} {\nat::Tensor never_defined(const at::Tensor& self);\nat::Tensor (*volatile keep)(const at::Tensor&) = &never_defined;\n}\n`,
     );
     try {
-      await expect(build(project, { python, jobs: 2, target: site, log: () => {} })).rejects.toThrow(
+      await expect(build(project, { python, jobs: 2, werror: true, target: site, log: () => {} })).rejects.toThrow(
         /at::testchip::never_defined\(at::Tensor const&\) is declared .* but not defined/,
       );
     } finally {
