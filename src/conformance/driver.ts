@@ -18,7 +18,7 @@ import { UserError } from "../util/errors.js";
 import { style, useColor } from "../util/term.js";
 import { aggregate, failed, makeReport, readJsonl } from "./aggregate.js";
 import { applyExpectations, EMPTY_EXPECTATIONS, type ExpectationsFile, loadExpectations } from "./expectations.js";
-import { toHtml, toJson, toJunit, toMarkdown, toTerminal } from "./formats.js";
+import { problems, toHtml, toJson, toJunit, toMarkdown, toTerminal } from "./formats.js";
 import { type OpInfo, type OpManifest, readManifest, type Selection, type Shard, selectOps } from "./select.js";
 import type { Report } from "./types.js";
 
@@ -149,7 +149,19 @@ export async function runTest(opts: TestOptions): Promise<RunOutcome> {
     coreTotal,
   );
   writeOutputs(report, opts);
-  if (!opts.quiet) process.stdout.write(toTerminal(report, style(process.stdout)));
+  if (!opts.quiet) {
+    const st = style(process.stdout);
+    process.stdout.write(toTerminal(report, st));
+    const first = problems(report)[0];
+    if (first) {
+      process.stdout.write(
+        st.dim(
+          `rerun one sample alone: PYTHONPATH=${PYTHON_DIR} ${python} -m opgen_conformance rerun --config ${configFile} ` +
+            `--op '${first.op}' --dtype ${first.dtype} --seed ${first.seed} --sample ${first.sample}\n`,
+        ),
+      );
+    }
+  }
   return { report, resultsFile, configFile };
 }
 

@@ -335,6 +335,17 @@ describe("init -> build -> a device that works", () => {
     expect(String(r.all)).toContain("OK 6.0");
   });
 
+  it("the scaffolded project's own test suite passes (pytest, from the project root)", async () => {
+    const r = await execa(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], {
+      cwd: project,
+      env: env(),
+      reject: false,
+      all: true,
+    });
+    expect(r.exitCode, String(r.all)).toBe(0);
+    expect(String(r.all)).toMatch(/\d+ passed/);
+  });
+
   it("works when Python starts in the project directory (its source package shadows the installed one)", async () => {
     const r = await execa(
       python,
