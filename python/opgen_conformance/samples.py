@@ -26,11 +26,11 @@ import tempfile
 import warnings
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten, tree_map
+from torch.utils._pytree import tree_flatten
 
 INDEX_VERSION = 1
 
@@ -553,9 +553,6 @@ def describe(s: Sample) -> str:
 
     parts = [f(a) for a in s.args] + [f"{k}={f(v)}" for k, v in s.kwargs.items()]
     return "(" + ", ".join(parts) + ")"
-
-
-Callback = Callable[[Sample], None]
 
 
 def core_overloads() -> list[str]:

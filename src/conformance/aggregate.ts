@@ -225,6 +225,18 @@ export function parseReport(text: string, file: string): Report {
   return r;
 }
 
+/** Shards a merged report lacks, e.g. ["2/3"] when only 1/3 and 3/3 were merged. */
+export function missingShards(shards: readonly string[]): string[] {
+  const parsed = shards.map((x) => /^(\d+)\/(\d+)$/.exec(x)).filter((m): m is RegExpExecArray => m !== null);
+  const counts = new Set(parsed.map((m) => Number(m[2])));
+  if (counts.size !== 1) return [];
+  const n = [...counts][0]!;
+  const have = new Set(parsed.map((m) => Number(m[1])));
+  return Array.from({ length: n }, (_, i) => i + 1)
+    .filter((i) => !have.has(i))
+    .map((i) => `${i}/${n}`);
+}
+
 /** Combine shard reports. Shards must come from the same settings and not overlap. */
 export function mergeReports(reports: readonly { file: string; report: Report }[]): Report {
   if (reports.length === 0) throw new UserError("report merge: no reports given");

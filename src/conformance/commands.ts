@@ -7,7 +7,7 @@ import { availableParallelism } from "node:os";
 import type { Command } from "commander";
 import { UserError } from "../util/errors.js";
 import { style } from "../util/term.js";
-import { mergeReports, parseReport } from "./aggregate.js";
+import { mergeReports, missingShards, parseReport } from "./aggregate.js";
 import { checkOutcome, runTest, writeOutputs } from "./driver.js";
 import { toTerminal } from "./formats.js";
 import { parseDtypes, parseOpGlobs, parseShard } from "./select.js";
@@ -143,6 +143,12 @@ export function registerConformanceCommands(program: Command): void {
           return { file, report: parseReport(text, file) };
         });
         const merged = mergeReports(reports);
+        const missing = missingShards(merged.meta.shards);
+        if (missing.length > 0) {
+          process.stderr.write(
+            `opgen-backend: warning: shard${missing.length > 1 ? "s" : ""} ${missing.join(", ")} not merged; the report covers part of the run\n`,
+          );
+        }
         writeOutputs(merged, f);
         if (!f.quiet) process.stdout.write(toTerminal(merged, style(process.stdout)));
         if (f.failOnProblems) checkOutcome(merged);

@@ -4,6 +4,7 @@ import {
   failed,
   makeReport,
   mergeReports,
+  missingShards,
   parseJsonl,
   passingOps,
 } from "../../src/conformance/aggregate.js";
@@ -286,6 +287,12 @@ describe("report merge", () => {
     expect(m.ops).toEqual(whole.ops);
     expect(m.meta.shards).toEqual(["1/2", "2/2"]);
     expect(toJunit(m)).toBe(toJunit(whole));
+  });
+
+  it("names the shards a merge lacks", () => {
+    expect(missingShards(["1/3", "3/3"])).toEqual(["2/3"]);
+    expect(missingShards(["1/2", "2/2"])).toEqual([]);
+    expect(missingShards([])).toEqual([]);
   });
 
   it("refuses reports of different runs", () => {
