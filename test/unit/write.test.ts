@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync, existsSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
