@@ -24,7 +24,17 @@ function collect(v: string, prev: string[] = []): string[] {
   return [...prev, v];
 }
 
-interface TestFlags {
+/** The report outputs both `test` and `report merge` write. */
+interface ReportFlags {
+  json?: string;
+  junit?: string;
+  html?: string;
+  markdown?: string;
+  quiet?: boolean;
+  failOnProblems: boolean;
+}
+
+interface TestFlags extends ReportFlags {
   python?: string;
   manifest?: string;
   ops?: string[];
@@ -40,12 +50,6 @@ interface TestFlags {
   expectations?: string;
   faults?: string;
   cacheDir?: string;
-  json?: string;
-  junit?: string;
-  html?: string;
-  markdown?: string;
-  quiet?: boolean;
-  failOnProblems: boolean;
 }
 
 export function registerConformanceCommands(program: Command): void {
@@ -121,37 +125,25 @@ export function registerConformanceCommands(program: Command): void {
     .option("--markdown <file>", "write the Markdown summary")
     .option("-q, --quiet", "no terminal summary")
     .option("--no-fail-on-problems", "exit 0 even when the merged report has failures")
-    .action(
-      (
-        files: string[],
-        f: {
-          json?: string;
-          junit?: string;
-          html?: string;
-          markdown?: string;
-          quiet?: boolean;
-          failOnProblems: boolean;
-        },
-      ) => {
-        const reports = files.map((file) => {
-          let text: string;
-          try {
-            text = readFileSync(file, "utf8");
-          } catch (e) {
-            throw new UserError(`cannot read report ${file}: ${(e as Error).message}`);
-          }
-          return { file, report: parseReport(text, file) };
-        });
-        const merged = mergeReports(reports);
-        const missing = missingShards(merged.meta.shards);
-        if (missing.length > 0) {
-          process.stderr.write(
-            `opgen-backend: warning: shard${missing.length > 1 ? "s" : ""} ${missing.join(", ")} not merged; the report covers part of the run\n`,
-          );
+    .action((files: string[], f: ReportFlags) => {
+      const reports = files.map((file) => {
+        let text: string;
+        try {
+          text = readFileSync(file, "utf8");
+        } catch (e) {
+          throw new UserError(`cannot read report ${file}: ${(e as Error).message}`);
         }
-        writeOutputs(merged, f);
-        if (!f.quiet) process.stdout.write(toTerminal(merged, style(process.stdout)));
-        if (f.failOnProblems) checkOutcome(merged);
-      },
-    );
+        return { file, report: parseReport(text, file) };
+      });
+      const merged = mergeReports(reports);
+      const missing = missingShards(merged.meta.shards);
+      if (missing.length > 0) {
+        process.stderr.write(
+          `opgen-backend: warning: shard${missing.length > 1 ? "s" : ""} ${missing.join(", ")} not merged; the report covers part of the run\n`,
+        );
+      }
+      writeOutputs(merged, f);
+      if (!f.quiet) process.stdout.write(toTerminal(merged, style(process.stdout)));
+      if (f.failOnProblems) checkOutcome(merged);
+    });
 }
