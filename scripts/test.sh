@@ -9,4 +9,13 @@ export OPGEN_PYTHON="$PWD/.venv/bin/python"
 export PATH="$PWD/.venv/bin:$PATH"
 npx biome check .
 npx tsc -p tsconfig.json --noEmit
-npx vitest run "$@"
+mkdir -p out
+rc=0
+npx vitest run --reporter=default --reporter=json --outputFile.json=out/vitest-results.json "$@" || rc=$?
+# One plain closing line for CI log readers: 'tests: N passed, N failed, N skipped'.
+node -e '
+const r = JSON.parse(require("fs").readFileSync("out/vitest-results.json", "utf8"));
+const skipped = r.numPendingTests + r.numTodoTests;
+console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`);
+' || true
+exit "$rc"
