@@ -32,9 +32,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "apt-get install ${need_apt[*]}"
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null) ||
-      say "warning: could not install ${need_apt[*]}; HTML render test / ccache will be skipped"
+      say "warning: could not install ${need_apt[*]}; the HTML render test needs chromium and will fail without it (builds run without ccache)"
   else
-    say "note: ${need_apt[*]} missing and not root; HTML render test / ccache unavailable"
+    say "note: ${need_apt[*]} missing and not root; the HTML render test needs chromium (builds run without ccache)"
   fi
 fi
 say "done"
