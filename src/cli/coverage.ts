@@ -4,12 +4,11 @@
  * which it lacks, and what happens to a lacking op at run time: it decomposes
  * (CompositeImplicitAutograd), runs a composite kernel on top of other ops
  * (CompositeExplicitAutograd[NonFunctional]), or falls back to CPU through the
- * boxed fallback. The registered set comes from the same manifest `gen` writes,
- * so coverage can never disagree with what is registered.
+ * boxed fallback. The registered set comes from the same plan `gen` emits
+ * from, so coverage can never disagree with what is registered.
  */
 import type { BackendConfig } from "../backend/types.js";
-import { generate } from "../dest/index.js";
-import { operatorNameString } from "../model/schema.js";
+import { buildPlan } from "../dest/index.js";
 import type { NativeFunction, OperatorCatalog } from "../model/types.js";
 import { assertNever } from "../util/errors.js";
 
@@ -31,11 +30,6 @@ export interface CoverageReport {
   readonly cpuFallback: readonly string[];
 }
 
-interface ManifestOp {
-  readonly name: string;
-  readonly served_by: string;
-}
-
 /** What happens at run time to an operator the backend does not register (`fallback:` decides the last case). */
 export function fateOf(f: NativeFunction, fallback: BackendConfig["fallback"]): Fate {
   if (f.hasCompositeImplicitAutogradKernel) return "decomposes";
@@ -53,18 +47,17 @@ export function fateOf(f: NativeFunction, fallback: BackendConfig["fallback"]): 
 }
 
 export function computeCoverage(config: BackendConfig, catalog: OperatorCatalog): CoverageReport {
-  const manifestFile = generate(config, catalog, { sourceYamlPath: config.file }).find((f) =>
-    f.path.endsWith("op_manifest.json"),
-  );
-  if (!manifestFile) throw new Error("generator bug: no op_manifest.json emitted");
-  const manifest = JSON.parse(manifestFile.content) as { device: string; operators: ManifestOp[] };
-  const registered = new Map(manifest.operators.map((o) => [o.name, o.served_by]));
+  const plan = buildPlan(config, catalog);
+  const registered = new Map<string, string>();
+  for (const r of [...plan.backend.registrations, ...(plan.autograd?.registrations ?? [])]) {
+    registered.set(r.f.name, r.servedBy);
+  }
 
   const coveredOps: { name: string; servedBy: string }[] = [];
   const missing: { name: string; fate: Fate }[] = [];
   const cpuFallback: string[] = [];
   for (const f of catalog.functions) {
-    const name = operatorNameString(f.func.name);
+    const name = f.name;
     const servedBy = registered.get(name);
     const isCore = f.tags.includes("core");
     if (servedBy !== undefined) {
@@ -81,7 +74,7 @@ export function computeCoverage(config: BackendConfig, catalog: OperatorCatalog)
   cpuFallback.sort();
   return {
     backend: config.backend,
-    device: manifest.device,
+    device: config.device,
     torchVersion: catalog.torchVersion,
     fallback: config.fallback,
     core: { total: coveredOps.length + missing.length, covered: coveredOps.length, coveredOps, missing },

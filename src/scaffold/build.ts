@@ -15,13 +15,11 @@
  * relinks. setup.py lists headers as `depends` so a header-only edit still
  * reaches ninja.
  */
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Command } from "commander";
 import { execa } from "execa";
-import YAML from "yaml";
 import { registerGenCommands } from "../cli/gen.js";
 import { discoverTorch } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
@@ -50,7 +48,6 @@ export interface BuildResult {
   /** Sources ninja compiled in this build (relative to the project). */
   readonly compiled: readonly string[];
   readonly seconds: number;
-  readonly generator: "opgen" | "torchgen-bootstrap";
 }
 
 const GENERATED = path.join("csrc", "generated");
@@ -68,18 +65,18 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
   // installed backends: this very project's (possibly stale or half-built)
   // package would be autoloaded, and in the project directory ./<package>
   // shadows the installed one. The Python children inherit this.
-  const { install, generator } = await withoutBackendAutoload(async () => {
+  const { install, names } = await withoutBackendAutoload(async () => {
     const install = await discoverTorch(opts.python);
     log(`[build] torch ${install.version} (${install.python})`);
     log("[build] gen backend.yaml -> csrc/generated");
-    return { install, generator: await generate(root, install.python, log) };
+    return { install, names: await generate(root, install.python) };
   });
 
   log("[build] pip install --no-build-isolation (ninja)");
   const env: Record<string, string> = { ...(process.env as Record<string, string>) };
   env.TORCH_DEVICE_BACKEND_AUTOLOAD = "0"; // see Note [No autoload while building]
   if (opts.jobs !== undefined) env.MAX_JOBS = String(opts.jobs);
-  if (opts.werror) env[`${envPrefix(root)}_WERROR`] = "1";
+  if (opts.werror) env[`${names.device.toUpperCase()}_WERROR`] = "1";
   // The project's venv bin first: ninja and friends installed next to python.
   env.PATH = `${path.dirname(install.python)}${path.delimiter}${env.PATH ?? ""}`;
   mkdirSync(path.join(root, "build"), { recursive: true });
@@ -127,12 +124,12 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
       `build failed (pip exit ${r.exitCode}); full log: ${logFile}\n${(interesting.length ? interesting : lines.slice(-25)).join("\n")}`,
     );
   }
-  await importCheck(root, install.python, env, opts.target);
+  await importCheck(names.pythonPackage, install.python, env, opts.target);
   const seconds = (Date.now() - t0) / 1000;
   log(
-    `[build] installed ${packageName(root)} into ${opts.target ? path.resolve(opts.target) : install.python} in ${seconds.toFixed(1)} s (${compiled.length} file(s) compiled)`,
+    `[build] installed ${names.pythonPackage} into ${opts.target ? path.resolve(opts.target) : install.python} in ${seconds.toFixed(1)} s (${compiled.length} file(s) compiled)`,
   );
-  return { dir: root, python: install.python, compiled, seconds, generator };
+  return { dir: root, python: install.python, compiled, seconds };
 }
 
 async function withoutBackendAutoload<T>(fn: () => Promise<T>): Promise<T> {
@@ -151,8 +148,7 @@ async function withoutBackendAutoload<T>(fn: () => Promise<T>): Promise<T> {
  * library links even when a kernel that backend.yaml lists was never
  * defined; the loader is where that shows, so we look and name the kernel.
  */
-async function importCheck(root: string, python: string, env: Record<string, string>, target?: string): Promise<void> {
-  const pkg = packageName(root);
+async function importCheck(pkg: string, python: string, env: Record<string, string>, target?: string): Promise<void> {
   const checkEnv = { ...env };
   // The check loads the package the way users do: through torch's autoload too.
   if (process.env.TORCH_DEVICE_BACKEND_AUTOLOAD === undefined) delete checkEnv.TORCH_DEVICE_BACKEND_AUTOLOAD;
@@ -194,116 +190,31 @@ function progress(line: string, root: string): { text: string; source?: string }
   return { text: `[build] [${m[1]}/${m[2]}] ${m[3]!.split(" ")[0]}` };
 }
 
-function projectConfig(root: string): Record<string, unknown> {
-  try {
-    const doc = YAML.parse(readFileSync(path.join(root, "backend.yaml"), "utf8"));
-    return doc && typeof doc === "object" ? (doc as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
+/** What gen recorded about the project (op_manifest.json): its device and Python package names. */
+interface ProjectNames {
+  readonly device: string;
+  readonly pythonPackage: string;
 }
 
-function deviceName(root: string): string {
-  const d = projectConfig(root).device;
-  return typeof d === "string" ? d : "privateuseone";
-}
-
-function envPrefix(root: string): string {
-  return deviceName(root).toUpperCase();
-}
-
-function packageName(root: string): string {
-  const p = projectConfig(root).python_package;
-  return typeof p === "string" ? p : `torch_${deviceName(root)}`;
+function projectNames(root: string): ProjectNames {
+  const m = JSON.parse(readFileSync(path.join(root, GENERATED, "op_manifest.json"), "utf8")) as {
+    device: string;
+    python_package: string;
+  };
+  return { device: m.device, pythonPackage: m.python_package };
 }
 
 /**
  * Runs `opgen-backend gen backend.yaml -o csrc/generated` in process (the same
- * command, so the same checks, report and write-if-changed). The escape hatch
- * OPGEN_BUILD_GEN=torchgen generates with torchgen.gen_backend_stubs instead
- * (see bootstrapGen), e.g. to tell a gen bug from a kernel bug.
+ * command, so the same checks, report and write-if-changed), then reads back
+ * the names gen resolved, so build never re-derives backend.yaml's defaults.
  */
-async function generate(root: string, python: string, log: (s: string) => void): Promise<BuildResult["generator"]> {
-  if (process.env.OPGEN_BUILD_GEN === "torchgen") {
-    log("[build] OPGEN_BUILD_GEN=torchgen: generating with torchgen.gen_backend_stubs");
-    await bootstrapGen(root, python);
-    return "torchgen-bootstrap";
-  }
+async function generate(root: string, python: string): Promise<ProjectNames> {
   const program = new Command().exitOverride();
   registerGenCommands(program);
   await program.parseAsync(
     ["gen", path.join(root, "backend.yaml"), "-o", path.join(root, GENERATED), "--python", python],
-    {
-      from: "user",
-    },
+    { from: "user" },
   );
-  return "opgen";
-}
-
-/** Keys torchgen's gen_backend_stubs rejects (ours; see src/backend/load.ts). */
-const OUR_KEYS = ["device", "python_package", "fallback"];
-
-/**
- * Alternative generator with the same outputs `gen` has: torchgen's header and
- * registration file (its include rewritten to be relative) and an
- * op_manifest.json with the fields setup.py's staleness check and the
- * conformance runner read. Files are written only when their bytes change.
- */
-export async function bootstrapGen(root: string, python: string): Promise<void> {
-  const yamlBytes = readFileSync(path.join(root, "backend.yaml"));
-  const cfg = YAML.parse(yamlBytes.toString("utf8")) as Record<string, unknown>;
-  const stripped: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(cfg)) if (!OUR_KEYS.includes(k)) stripped[k] = v;
-  const tmp = mkdtempSync(path.join(tmpdir(), "opgen-bootstrap-"));
-  try {
-    const src = path.join(tmp, "backend.yaml");
-    writeFileSync(src, YAML.stringify(stripped));
-    const out = path.join(tmp, "out");
-    const r = await execa(python, ["-m", "torchgen.gen_backend_stubs", "-s", src, "-o", out], {
-      reject: false,
-      all: true,
-    });
-    if (r.exitCode !== 0) {
-      throw new UserError(
-        `backend.yaml: torchgen.gen_backend_stubs rejected it:\n${String(r.all).split("\n").slice(-8).join("\n")}`,
-      );
-    }
-    const backend = String(cfg.backend ?? "PrivateUse1");
-    const header = `${backend}NativeFunctions.h`;
-    const reg = `Register${backend}.cpp`;
-    const banner = "// @generated by opgen-backend (bootstrap: torchgen.gen_backend_stubs)\n";
-    const files: Record<string, string> = {
-      [header]: banner + readFileSync(path.join(out, header), "utf8"),
-      [reg]:
-        banner +
-        readFileSync(path.join(out, reg), "utf8").replace(/#include "[^"]*\/(\w+NativeFunctions\.h)"/, '#include "$1"'),
-    };
-    const device = typeof cfg.device === "string" ? cfg.device : "privateuseone";
-    const ver = await execa(python, ["-c", "import torch; print(torch.__version__.split('+')[0])"], { cwd: tmp });
-    const supported = Array.isArray(cfg.supported) ? (cfg.supported as unknown[]).map(String).sort() : [];
-    files["op_manifest.json"] = `${JSON.stringify(
-      {
-        generator: "@generated by opgen-backend",
-        backend,
-        device,
-        python_package: typeof cfg.python_package === "string" ? cfg.python_package : `torch_${device}`,
-        cpp_namespace: cfg.cpp_namespace,
-        class_name: cfg.class_name ?? `${backend}NativeFunctions`,
-        torch_version: ver.stdout.trim(),
-        yaml_sha256: createHash("sha256").update(yamlBytes).digest("hex"),
-        operators: supported.map((name) => ({ name, served_by: "kernel" })),
-      },
-      null,
-      2,
-    )}\n`;
-    const outDir = path.join(root, GENERATED);
-    mkdirSync(outDir, { recursive: true });
-    for (const [name, content] of Object.entries(files)) {
-      const p = path.join(outDir, name);
-      if (existsSync(p) && readFileSync(p, "utf8") === content) continue;
-      writeFileSync(p, content);
-    }
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-  }
+  return projectNames(root);
 }

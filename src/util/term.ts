@@ -1,7 +1,6 @@
 /**
  * Terminal output rules shared by every command: colour only when the stream
- * is a TTY and NO_COLOR is unset (FORCE_COLOR forces it), progress lines that
- * redraw in place on a TTY and degrade to plain lines elsewhere (CI logs).
+ * is a TTY and NO_COLOR is unset (FORCE_COLOR forces it).
  */
 
 export interface Style {
@@ -30,27 +29,4 @@ export function style(stream: NodeJS.WriteStream = process.stdout): Style {
     dim: wrap(on, 2, 22),
     bold: wrap(on, 1, 22),
   };
-}
-
-/** A one-line progress reporter: redraws on a TTY, prints each step on its own line otherwise. */
-export class Progress {
-  private readonly tty: boolean;
-  private last = "";
-  constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {
-    this.tty = Boolean(stream.isTTY) && !process.env.CI;
-  }
-  update(line: string): void {
-    if (this.tty) {
-      this.stream.write(`\r\u001b[2K${line}`);
-      this.last = line;
-    } else if (line !== this.last) {
-      this.stream.write(`${line}\n`);
-      this.last = line;
-    }
-  }
-  done(line?: string): void {
-    if (this.tty) this.stream.write("\r\u001b[2K");
-    if (line) this.stream.write(`${line}\n`);
-    this.last = "";
-  }
 }
