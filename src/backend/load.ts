@@ -598,6 +598,14 @@ class Checker {
       return [];
     }
     const out: RawEntry[] = [];
+    if (this.catalog.expect) {
+      const names: string[] = [];
+      for (const item of node.items) {
+        const name = isAlias(item) ? null : pyyamlString(item);
+        if (name !== null) names.push(name);
+      }
+      this.catalog.expect(names);
+    }
     for (const item of node.items) {
       if (isAlias(item)) continue;
       const loc = this.locOf(item);

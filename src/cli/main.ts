@@ -9,6 +9,7 @@
  * whole set is registered when no known command is named (bare `--help`,
  * `help`, a typo), so help and "unknown command" answers stay complete.
  */
+import { setFlagsFromString } from "node:v8";
 import type { Command } from "commander";
 import { discoverTorch } from "../torch/discover.js";
 import { formatDiagnostic, UserError } from "../util/errors.js";
@@ -65,6 +66,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     // answer is memoized per interpreter, so the command's own discoverTorch
     // call takes it over; a wrong guess at the flag only costs a second probe.
     discoverTorch(pythonFlag(argv)).catch(() => {});
+    // Note [No optimizing JIT for gen]: gen is one short pass over ~3,000
+    // operators; V8's optimizing compiler (TurboFan) spends more on compiling
+    // the hot parser functions than the optimized code saves before the
+    // process exits, and on a 2-core CI machine it competes with the torch
+    // probe. Interpreted + baseline code finishes sooner: bench/gen.mjs
+    // measured the all-operators gen at 0.58 s against 0.68 s with it (median of
+    // 10). The flag is read when a function would tier up, so setting it here,
+    // before the pipeline runs, takes effect.
+    setFlagsFromString("--no-opt");
   }
   const { Command, CommanderError } = await import("commander");
   const program = new Command();

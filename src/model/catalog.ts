@@ -114,6 +114,7 @@ function lazyCatalog(src: CatalogSources, lazy: LazyNativeFunctions, tags: reado
       derivatives ??= parseDerivativesYaml(readFileSync(src.derivativesYaml, "utf8"), src.derivativesYaml);
       return derivatives;
     },
+    expect: (names: readonly string[]) => lazy.expect(names),
   });
 }
 

@@ -128,6 +128,22 @@ export class LazyNativeFunctions {
     return this.whole;
   }
 
+  /**
+   * The caller is about to ask for `names`: when their buckets, with those
+   * read so far, pass the wholeIfBusy threshold, read everything now in one
+   * pass instead of first a quarter of the buckets one by one.
+   */
+  expect(names: readonly string[]): void {
+    if (this.whole) return;
+    const keys = new Set<string>();
+    for (const name of names) {
+      const i = this.fileIndex.get(name);
+      const key = i !== undefined ? this.bucketKeys[i]! : bucketOf(name);
+      if (key !== null && !this.done.has(key) && this.buckets.has(key)) keys.add(key);
+    }
+    if ((this.done.size + keys.size) * 4 > this.buckets.size) this.all();
+  }
+
   /** byName.get without building the whole catalog. */
   fn(name: string): NativeFunction | undefined {
     const whole = this.wholeIfBusy();

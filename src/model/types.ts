@@ -195,4 +195,11 @@ export interface OperatorCatalog {
   /** Full operator names that carry a derivatives.yaml formula (by schema name match). */
   readonly derivatives: ReadonlyMap<string, DerivativeInfo>;
   readonly tags: readonly TagInfo[];
+  /**
+   * A hint, before point lookups: these operator names are about to be asked
+   * for. A catalog that builds itself lazily may read everything in one pass
+   * when they cover much of it (cheaper per entry than bucket by bucket).
+   * Changes no result.
+   */
+  readonly expect?: (names: readonly string[]) => void;
 }
