@@ -179,14 +179,28 @@ export function baseC(name: string): BaseCType {
   }
   return t;
 }
-export const constRef = (elem: CType): ConstRefCType => new ConstRef(elem);
-export const mutRef = (elem: CType): MutRefCType => new MutRef(elem);
-export const optionalC = (elem: CType): OptionalCType => new Optional(elem);
-export const vectorC = (elem: CType): VectorCType => new Vector(elem);
+// Composite nodes are interned per element (base nodes are interned by name,
+// so every node is): a type is built and printed once per process, not once
+// per argument of every kernel (~20,000 for a backend listing every operator).
+function interned<E, N>(make: (elem: E) => N): (elem: E) => N {
+  const cache = new Map<E, N>();
+  return (elem: E) => {
+    let n = cache.get(elem);
+    if (n === undefined) {
+      n = make(elem);
+      cache.set(elem, n);
+    }
+    return n;
+  };
+}
+export const constRef: (elem: CType) => ConstRefCType = interned((elem: CType) => new ConstRef(elem));
+export const mutRef: (elem: CType) => MutRefCType = interned((elem: CType) => new MutRef(elem));
+export const optionalC: (elem: CType) => OptionalCType = interned((elem: CType) => new Optional(elem));
+export const vectorC: (elem: CType) => VectorCType = interned((elem: CType) => new Vector(elem));
 export const arrayC = (elem: CType, size: number): ArrayCType => new StdArray(elem, size);
 export const tupleC = (elems: readonly CType[]): TupleCType => new Tuple([...elems]);
-export const listC = (elem: CType): ListCType => new List(elem);
-export const arrayRefC = (elem: CType): ArrayRefCType => new ArrayRef(elem);
+export const listC: (elem: CType) => ListCType = interned((elem: CType) => new List(elem));
+export const arrayRefC: (elem: CType) => ArrayRefCType = interned((elem: CType) => new ArrayRef(elem));
 
 /** Structural equality (types are small trees; printing is canonical). */
 export function ctypeEquals(a: CType, b: CType): boolean {

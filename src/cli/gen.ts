@@ -78,7 +78,7 @@ export function registerGenCommands(program: Command): void {
     .action(async (positional: string | undefined, opts: CommonOpts & Record<string, string | boolean | undefined>) => {
       const yamlPath = positional ?? (opts.sourceYaml as string | undefined) ?? "backend.yaml";
       const outDir = (opts.outputDir as string | undefined) ?? path.join(path.dirname(yamlPath), "csrc", "generated");
-      // dest (handlebars) loads while the probe runs.
+      // The emitters load while the probe runs.
       const dest = destModule();
       dest.catch(() => {});
       const { catalog, config } = await loadInputs(yamlPath, opts.python);

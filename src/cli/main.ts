@@ -5,7 +5,8 @@
  *
  * Command modules are imported only when their command runs: the scaffold
  * and conformance commands pull in execa, the `yaml` package and handlebars
- * (~100 ms cold together), which `gen` never uses and must not pay for. The
+ * (~100 ms cold together), which `gen` never uses and must not pay for (its
+ * templates run as functions compiled at build time, src/dest/templates.ts). The
  * whole set is registered when no known command is named (bare `--help`,
  * `help`, a typo), so help and "unknown command" answers stay complete.
  */

@@ -66,6 +66,19 @@ export function buildManifest(plan: Plan, catalog: OperatorCatalog, yamlSha256: 
   };
 }
 
+/**
+ * The manifest as JSON: top-level keys one per line, then one operator per
+ * line, so a change to one operator is a one-line diff (and the all-operators
+ * manifest is ~0.7 MB, not the 1.2 MB of 2-space-indented JSON).
+ */
 export function emitManifest(m: Manifest): string {
-  return `${JSON.stringify(m, null, 2)}\n`;
+  const { operators, ...head } = m;
+  let s = "{\n";
+  for (const [k, v] of Object.entries(head)) s += `  ${JSON.stringify(k)}: ${JSON.stringify(v)},\n`;
+  if (operators.length === 0) return `${s}  "operators": []\n}\n`;
+  s += '  "operators": [\n';
+  for (let i = 0; i < operators.length; i++) {
+    s += `    ${JSON.stringify(operators[i])}${i + 1 < operators.length ? "," : ""}\n`;
+  }
+  return `${s}  ]\n}\n`;
 }
