@@ -25,10 +25,10 @@
  * a regular file is reported (file:line:col) when its bucket is first read.
  */
 import { type Diagnostic, UserError } from "../util/errors.js";
-import { fromDict, fromYaml, generateForGroup, groupFunctions, preGroup } from "./native.js";
+import { fromDict, fromYaml, generateForGroup, groupFunctions, isGroup, preGroup } from "./native.js";
 import { parseBaseOperatorName } from "./schema.js";
 import type { NativeFunction, NativeFunctionsGroup, SchemaKind } from "./types.js";
-import { YamlListFile } from "./yamlreader.js";
+import { EntryBuffer, YamlListFile } from "./yamlreader.js";
 
 /** One signature group of a bucket, with where it first appears in the file. */
 interface SigGroup {
@@ -45,6 +45,36 @@ export interface WholeCatalog {
   readonly groups: readonly (NativeFunctionsGroup | NativeFunction)[];
   readonly byName: ReadonlyMap<string, NativeFunction>;
   readonly groupOf: ReadonlyMap<string, NativeFunctionsGroup>;
+}
+
+/**
+ * The whole catalog. Its name maps are built when first asked for: point
+ * lookups go through LazyNativeFunctions' per-entry tables instead, so a
+ * `gen` that only looks names up never builds them.
+ */
+class WholeView implements WholeCatalog {
+  private names: Map<string, NativeFunction> | null = null;
+  private groupsOf: Map<string, NativeFunctionsGroup> | null = null;
+  constructor(
+    readonly functions: readonly NativeFunction[],
+    readonly groups: readonly (NativeFunctionsGroup | NativeFunction)[],
+  ) {}
+
+  get byName(): ReadonlyMap<string, NativeFunction> {
+    if (!this.names) {
+      this.names = new Map();
+      for (const f of this.functions) this.names.set(f.name, f);
+    }
+    return this.names;
+  }
+
+  get groupOf(): ReadonlyMap<string, NativeFunctionsGroup> {
+    if (!this.groupsOf) {
+      this.groupsOf = new Map();
+      for (const g of this.groups) if (isGroup(g)) for (const f of groupFunctions(g)) this.groupsOf.set(f.name, g);
+    }
+    return this.groupsOf;
+  }
 }
 
 /** The bucket key of an operator name (`add_.Tensor` -> `add`); null for a name that cannot be an operator. */
@@ -69,11 +99,18 @@ export class LazyNativeFunctions {
   private readonly bucketKeys: string[] = [];
   /** Buckets read so far -> their signature groups. */
   private readonly done = new Map<string, readonly SigGroup[]>();
-  /** What the buckets read so far hold (one table each for all buckets: fewer objects while V8 is cold). */
+  /**
+   * What the buckets read so far hold (one table each for all buckets: fewer
+   * objects while V8 is cold): per file index its function and group, and the
+   * generated operators and their groups by name.
+   */
   private readonly fileFns: NativeFunction[] = [];
+  private readonly fileGroups: (NativeFunctionsGroup | undefined)[] = [];
   private readonly generated = new Map<string, NativeFunction>();
-  private readonly groupOf = new Map<string, NativeFunctionsGroup>();
+  private readonly generatedGroups = new Map<string, NativeFunctionsGroup>();
   private whole: WholeCatalog | null = null;
+  /** Holds the entry being read. */
+  private readonly entry = new EntryBuffer();
 
   private constructor(
     private readonly reader: YamlListFile,
@@ -105,13 +142,13 @@ export class LazyNativeFunctions {
       if (paren < 0 || c8 === 39 || c8 === 34 || c8 === 32 || l.includes(" #", 8) || l.includes(": ", 8)) return null;
       if (l.charCodeAt(l.length - 1) === 32) return null;
       const name = l.slice(8, paren);
-      if (self.fileIndex.has(name)) return null; // duplicates: the eager reader reports them
-      const key = bucketOf(name) ?? name;
       const i = self.names.length;
+      self.fileIndex.set(name, i);
+      if (self.fileIndex.size === i) return null; // a duplicate: the eager reader reports it
+      const key = bucketOf(name) ?? name;
       self.lines.push(k);
       self.names.push(name);
       self.bucketKeys.push(key);
-      self.fileIndex.set(name, i);
       const b = self.buckets.get(key);
       if (b) b.push(i);
       else self.buckets.set(key, [i]);
@@ -147,12 +184,12 @@ export class LazyNativeFunctions {
   /** byName.get without building the whole catalog. */
   fn(name: string): NativeFunction | undefined {
     const whole = this.wholeIfBusy();
-    if (whole) return whole.byName.get(name);
     const i = this.fileIndex.get(name);
     if (i !== undefined) {
-      this.bucket(this.bucketKeys[i]!);
+      if (!whole) this.bucket(this.bucketKeys[i]!);
       return this.fileFns[i];
     }
+    if (whole) return this.generated.get(name);
     const key = bucketOf(name);
     return key !== null && this.bucket(key) ? this.generated.get(name) : undefined;
   }
@@ -160,10 +197,17 @@ export class LazyNativeFunctions {
   /** groupOf.get without building the whole catalog. */
   group(name: string): NativeFunctionsGroup | undefined {
     const whole = this.wholeIfBusy();
-    if (whole) return whole.groupOf.get(name);
     const i = this.fileIndex.get(name);
-    const key = i !== undefined ? this.bucketKeys[i]! : bucketOf(name);
-    return key !== null && this.bucket(key) ? this.groupOf.get(name) : undefined;
+    if (!whole) {
+      const key = i !== undefined ? this.bucketKeys[i]! : bucketOf(name);
+      if (key === null || !this.bucket(key)) return undefined;
+    }
+    return i !== undefined ? this.fileGroups[i] : this.generatedGroups.get(name);
+  }
+
+  /** Whether every entry has been read (for tests: expect() of a few names keeps the catalog lazy). */
+  get isWhole(): boolean {
+    return this.whole !== null;
   }
 
   /** Every bucket, assembled in the eager reader's order. */
@@ -172,42 +216,62 @@ export class LazyNativeFunctions {
     // Entries of buckets not read yet are read in one pass, as the eager
     // reader does: per-bucket reading costs more per entry while V8 is cold.
     // Buckets are closed under signature groups, so the rest groups alone.
+    // (Indexed loops: for-of allocates per item in unoptimized code.)
     const fileFns = this.fileFns;
     const sigGroups: SigGroup[] = [];
     for (const b of this.done.values()) for (const s of b) sigGroups.push(s);
     const diags: Diagnostic[] = [];
-    const rest: NativeFunction[] = [];
-    const restIndex: number[] = [];
-    for (let i = 0; i < this.names.length; i++) {
-      if (this.done.has(this.bucketKeys[i]!)) continue;
-      const f = this.read(i, diags);
-      if (!f) continue;
-      fileFns[i] = f;
-      rest.push(f);
-      restIndex.push(i);
+    const n = this.names.length;
+    let restGroups: SigGroup[];
+    // No bucket read yet: everything is left, and the rest is fileFns itself
+    // (when every entry is a function).
+    const readAll = this.done.size === 0;
+    let read = 0;
+    if (readAll) {
+      for (let i = 0; i < n; i++) {
+        const f = this.read(i, diags);
+        if (f) {
+          fileFns[i] = f;
+          read++;
+        }
+      }
+      if (diags.length > 0) throw UserError.fromDiagnostics(diags);
     }
-    if (diags.length > 0) throw UserError.fromDiagnostics(diags);
-    for (const s of completeGroups(rest, restIndex)) sigGroups.push(s);
-    // torchgen's group order: by first appearance of each signature.
-    sigGroups.sort((a, b) => a.first - b.first);
+    if (readAll && read === n) restGroups = this.complete(fileFns, null);
+    else {
+      const rest: NativeFunction[] = [];
+      const restIndex: number[] = [];
+      for (let i = 0; i < n; i++) {
+        if (!readAll && this.done.has(this.bucketKeys[i]!)) continue;
+        const f = readAll ? (fileFns[i] ?? null) : this.read(i, diags);
+        if (!f) continue;
+        fileFns[i] = f;
+        rest.push(f);
+        restIndex.push(i);
+      }
+      if (diags.length > 0) throw UserError.fromDiagnostics(diags);
+      restGroups = this.complete(rest, restIndex);
+    }
+    for (let g = 0; g < restGroups.length; g++) sigGroups.push(restGroups[g]!);
+    // torchgen's group order: by first appearance of each signature (already
+    // so when no bucket was read before).
+    if (this.done.size > 0) sigGroups.sort((a, b) => a.first - b.first);
     const functions = fileFns.slice();
     const groups: (NativeFunctionsGroup | NativeFunction)[] = [];
-    for (const s of sigGroups) {
-      if (s.generated) for (const g of s.generated) functions.push(g);
+    for (let g = 0; g < sigGroups.length; g++) {
+      const s = sigGroups[g]!;
+      if (s.generated) for (let k = 0; k < s.generated.length; k++) functions.push(s.generated[k]!);
       if (s.group) groups.push(s.group);
       else for (const f of s.d.values()) groups.push(f);
     }
-    const byName = new Map<string, NativeFunction>();
-    for (const f of functions) byName.set(f.name, f);
-    const groupOf = new Map<string, NativeFunctionsGroup>();
-    for (const s of sigGroups) if (s.group) for (const f of groupFunctions(s.group)) groupOf.set(f.name, s.group);
-    this.whole = { functions, groups, byName, groupOf };
+    this.whole = new WholeView(functions, groups);
     return this.whole;
   }
 
   /** File entry `i` as a NativeFunction (null after pushing its problems onto `diags`). */
   private read(i: number, diags: Diagnostic[]): NativeFunction | null {
-    const f = fromYaml(this.reader.entryAt(this.lines[i]!), this.file, this.validTags, diags);
+    this.reader.readInto(this.lines[i]!, this.entry);
+    const f = fromYaml(this.entry, this.file, this.validTags, diags);
     if (f && f.name !== this.names[i]) {
       throw new Error(`internal: ${this.file}:${this.lines[i]! + 1}: read ${f.name}, scanned ${this.names[i]}`);
     }
@@ -230,31 +294,42 @@ export class LazyNativeFunctions {
       orderIndex.push(i);
     }
     if (diags.length > 0) throw UserError.fromDiagnostics(diags);
-    const sigGroups = completeGroups(order, orderIndex);
-    for (const s of sigGroups) {
-      if (s.generated) for (const g of s.generated) this.generated.set(g.name, g);
-      if (s.group) for (const f of groupFunctions(s.group)) this.groupOf.set(f.name, s.group);
-    }
-    this.done.set(key, sigGroups);
+    this.done.set(key, this.complete(order, orderIndex));
     return true;
   }
-}
 
-/**
- * Groups `fns` (whole signature groups, in file order; `index[k]` is the file
- * index of `fns[k]`) by signature and adds the generated operators.
- */
-function completeGroups(fns: readonly NativeFunction[], index: readonly number[]): SigGroup[] {
-  const out: SigGroup[] = [];
-  const pos = new Map<NativeFunction, number>();
-  for (let k = 0; k < fns.length; k++) pos.set(fns[k]!, index[k]!);
-  for (const d of preGroup(fns).values()) {
-    // preGroup meets each group first at its first entry; generateForGroup only adds.
-    const first = pos.get(d.values().next().value!)!;
-    const generated = generateForGroup(d);
-    out.push({ first, d, generated, group: fromDict(d) });
+  /**
+   * Groups `fns` (whole signature groups, in file order; `index[k]` is the
+   * file index of `fns[k]`, or k for a null `index`) by signature, adds the
+   * generated operators, and records both in the per-entry tables.
+   */
+  private complete(fns: readonly NativeFunction[], index: readonly number[] | null): SigGroup[] {
+    const out: SigGroup[] = [];
+    const firsts: number[] = [];
+    const members: number[] = [];
+    const groups = preGroup(fns, firsts, members);
+    for (let g = 0; g < groups.length; g++) {
+      const d = groups[g]!;
+      // generateForGroup only adds to d, so a group's members are `fns`' and the generated.
+      const generated = generateForGroup(d);
+      const group = fromDict(d);
+      if (generated) {
+        for (let k = 0; k < generated.length; k++) {
+          const x = generated[k]!;
+          this.generated.set(x.name, x);
+          if (group) this.generatedGroups.set(x.name, group);
+        }
+      }
+      const first = firsts[g]!;
+      out.push({ first: index ? index[first]! : first, d, generated, group });
+    }
+    // A group holds every member of its signature (fromDict: no scratch variant).
+    for (let k = 0; k < fns.length; k++) {
+      const group = out[members[k]!]!.group;
+      if (group) this.fileGroups[index ? index[k]! : k] = group;
+    }
+    return out;
   }
-  return out;
 }
 
 /**

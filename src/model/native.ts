@@ -18,7 +18,6 @@
  */
 import { type Diagnostic, type SourceLoc, UserError } from "../util/errors.js";
 import {
-  flatAll,
   hasSymInt,
   isTensorLike,
   operatorNameString,
@@ -27,10 +26,12 @@ import {
   printBaseOperatorName,
   printSchema,
   SchemaParseError,
+  SignatureTails,
   schemaKind,
   selfArgument,
   signature,
   signatureKey,
+  signatureName,
   unambiguousName,
 } from "./schema.js";
 import type {
@@ -44,15 +45,28 @@ import type {
   SchemaKind,
   YamlLoc,
 } from "./types.js";
-import { readYamlList, type YamlEntry, type YamlValue } from "./yamlreader.js";
+import { BlockMap, EntryBuffer, type EntryValue, YamlListFile, type YamlValue } from "./yamlreader.js";
 
-// Keys torchgen accepts but that carry nothing we generate from.
-const IGNORED_KEYS: ReadonlySet<string> = new Set(["precomputed", "ufunc_inner_loop"]);
-
-// torchgen UFUNC_DISPATCH_KEYS: ufunc_inner_loop implies kernels for these.
-const UFUNC_DISPATCH_KEYS = ["CPU", "CUDA"] as const;
-
-const KNOWN_KEYS: ReadonlySet<string> = new Set([
+// The keys of an entry, by slot (EntryReader.slots). The last two are keys
+// torchgen accepts but that carry nothing we generate from.
+const K_FUNC = 0;
+const K_VARIANTS = 1;
+const K_TAGS = 2;
+const K_DISPATCH = 3;
+const K_STRUCTURED = 4;
+const K_STRUCTURED_DELEGATE = 5;
+const K_STRUCTURED_INHERITS = 6;
+const K_AUTOGEN = 7;
+const K_DEVICE_GUARD = 8;
+const K_DEVICE_CHECK = 9;
+const K_MANUAL_KERNEL_REGISTRATION = 10;
+const K_MANUAL_CPP_BINDING = 11;
+const K_PYTHON_MODULE = 12;
+const K_CATEGORY_OVERRIDE = 13;
+const K_CPP_NO_DEFAULT_ARGS = 14;
+const K_USE_CONST_REF_FOR_MUTABLE_TENSORS = 15;
+const K_UFUNC_INNER_LOOP = 16;
+const KNOWN_KEYS: readonly string[] = [
   "func",
   "variants",
   "tags",
@@ -69,8 +83,10 @@ const KNOWN_KEYS: ReadonlySet<string> = new Set([
   "category_override",
   "cpp_no_default_args",
   "use_const_ref_for_mutable_tensors",
-  ...IGNORED_KEYS,
-]);
+  "ufunc_inner_loop",
+  "precomputed",
+];
+const KEY_SLOT: ReadonlyMap<string, number> = new Map(KNOWN_KEYS.map((k, i) => [k, i]));
 
 export interface ParsedNativeFunctions {
   /** Entries in file order, then the generated operators (torchgen's order). */
@@ -89,11 +105,13 @@ export function parseNativeFunctionsYaml(
   file: string,
   validTags: ReadonlySet<string>,
 ): ParsedNativeFunctions {
-  const entries = readYamlList(text, file);
+  const yaml = new YamlListFile(text, file);
+  const entry = new EntryBuffer();
   const diags: Diagnostic[] = [];
   const fns: NativeFunction[] = [];
-  for (const e of entries) {
-    const f = fromYaml(e, file, validTags, diags);
+  for (let k = yaml.first(); k >= 0; ) {
+    k = yaml.readInto(k, entry);
+    const f = fromYaml(entry, file, validTags, diags);
     if (f) fns.push(f);
   }
   if (diags.length > 0) throw UserError.fromDiagnostics(diags);
@@ -111,20 +129,23 @@ export function parseNativeFunctions(text: string, file: string, validTags: Read
 }
 
 /**
- * Typed access to one entry's keys; problems become Diagnostics pointing at
- * the value of the key (plus an offset inside it), or at the key itself.
- * (A class rather than per-entry closures: this runs for every entry on the
- * catalog's cold path.)
+ * Typed access to the entry fromYaml is reading; problems become Diagnostics
+ * pointing at the value of the key (plus an offset inside it), or at the key
+ * itself. One instance serves every entry (fromYaml runs for every entry on
+ * the catalog's cold path, and does not call back out).
  */
 class EntryReader {
-  constructor(
-    readonly e: YamlEntry,
-    readonly file: string,
-    readonly diags: Diagnostic[],
-  ) {}
+  e: EntryBuffer = new EntryBuffer();
+  file = "";
+  diags: Diagnostic[] = [];
+  /** The value of each known key (KNOWN_KEYS order); undefined: absent. */
+  readonly slots: (EntryValue | undefined)[] = KNOWN_KEYS.map(() => undefined);
+  /** The slots the current entry set (the first `used` items). */
+  readonly set: number[] = [];
+  used = 0;
 
   at(key: string, colOffset: number | "key"): SourceLoc {
-    const k = this.e.keys[key];
+    const k = this.e.loc(key);
     if (!k) return { file: this.file, line: this.e.line, col: 1 };
     if (colOffset === "key") return { file: this.file, line: k.line, col: k.col };
     return { file: this.file, line: k.line, col: (k.valueCol || k.col) + colOffset };
@@ -135,17 +156,21 @@ class EntryReader {
     return null;
   }
 
-  str(key: string): string | null {
-    const x = this.e.value[key];
+  str(slot: number): string | null {
+    const x = this.slots[slot];
     if (x === undefined || x === null) return null;
-    if (typeof x !== "string") return this.err(key, `'${key}' must be a string, got ${JSON.stringify(x)}`);
+    if (typeof x !== "string") {
+      const key = KNOWN_KEYS[slot]!;
+      return this.err(key, `'${key}' must be a string, got ${JSON.stringify(x)}`);
+    }
     return x;
   }
 
-  bool(key: string, dflt: boolean): boolean {
-    const x = this.e.value[key];
+  bool(slot: number, dflt: boolean): boolean {
+    const x = this.slots[slot];
     if (x === undefined) return dflt;
     if (typeof x !== "boolean") {
+      const key = KNOWN_KEYS[slot]!;
       this.err(key, `'${key}' must be True or False, got ${JSON.stringify(x)}`);
       return dflt;
     }
@@ -153,23 +178,63 @@ class EntryReader {
   }
 }
 
+const reader = new EntryReader();
+// fromYaml collects lists into these and keeps exact-size copies: an array
+// grown by push holds room for 16 or more items, and a catalog keeps thousands.
+const scratchStrings: string[] = [];
+const scratchNames: OperatorName[] = [];
+
+/** `CPU, CUDA` -> [CPU, CUDA]: the dispatch keys a key of a `dispatch:` table names (one array per distinct text). */
+function dispatchKeysOf(ks: string): readonly string[] {
+  let keys = DISPATCH_KEYS_CACHE.get(ks);
+  if (!keys) {
+    keys = ks.split(",").map((k) => k.trim());
+    if (DISPATCH_KEYS_CACHE.size < 10_000) DISPATCH_KEYS_CACHE.set(ks, keys);
+  }
+  return keys;
+}
+const DISPATCH_KEYS_CACHE = new Map<string, readonly string[]>();
+
+/** Whether `x` is among the first `n` items of `a`. */
+function inFirst<T>(a: readonly T[], n: number, x: T): boolean {
+  for (let i = 0; i < n; i++) if (a[i] === x) return true;
+  return false;
+}
+
 /** One entry -> a NativeFunction, or null after pushing its problems onto `diags`. */
 export function fromYaml(
-  e: YamlEntry,
+  e: EntryBuffer,
   file: string,
   validTags: ReadonlySet<string>,
   diags: Diagnostic[],
 ): NativeFunction | null {
-  const v = e.value;
-  const loc: YamlLoc = { file, line: e.line };
-  const r = new EntryReader(e, file, diags);
-
-  for (const key of Object.keys(v)) {
-    if (!KNOWN_KEYS.has(key)) r.err(key, `unknown key '${key}' in a native_functions.yaml entry`, "key");
+  const r = reader;
+  r.e = e;
+  r.file = file;
+  r.diags = diags;
+  const v = r.slots;
+  for (let i = 0; i < r.used; i++) v[r.set[i]!] = undefined;
+  r.used = 0;
+  let unknown: string[] | null = null;
+  for (let i = 0; i < e.size; i++) {
+    const key = e.keys[i]!;
+    const slot = KEY_SLOT.get(key);
+    if (slot !== undefined) {
+      v[slot] = e.values[i];
+      r.set[r.used++] = slot;
+    } else if (unknown) unknown.push(key);
+    else unknown = [key];
   }
-  const funcText = r.str("func");
+  if (unknown) {
+    // In the order Object.keys gives for the entry's mapping (integer-like keys first).
+    const o: Record<string, true> = {};
+    for (const key of unknown) o[key] = true;
+    for (const key of Object.keys(o)) r.err(key, `unknown key '${key}' in a native_functions.yaml entry`, "key");
+  }
+  const loc: YamlLoc = { file, line: e.line };
+  const funcText = r.str(K_FUNC);
   if (funcText === null) {
-    if (v.func === undefined)
+    if (v[K_FUNC] === undefined)
       diags.push({ severity: "error", loc: { ...loc, col: 1 }, message: "entry has no 'func:'" });
     return null;
   }
@@ -188,30 +253,43 @@ export function fromYaml(
     throw x;
   }
 
-  const variantsText = r.str("variants") ?? "function";
-  const variants: ("function" | "method")[] = [];
-  for (const part of variantsText.split(", ")) {
-    if (part === "function" || part === "method") {
-      if (!variants.includes(part)) variants.push(part);
-    } else r.err("variants", `illegal variant '${part}'; expected 'function' and/or 'method'`);
+  const variantsText = r.str(K_VARIANTS) ?? "function";
+  let variants: ("function" | "method")[];
+  if (variantsText === "function") variants = ["function"];
+  else if (variantsText === "function, method") variants = ["function", "method"];
+  else if (variantsText === "method") variants = ["method"];
+  else if (variantsText === "method, function") variants = ["method", "function"];
+  else {
+    variants = [];
+    for (const part of variantsText.split(", ")) {
+      if (part === "function" || part === "method") {
+        if (!variants.includes(part)) variants.push(part);
+      } else r.err("variants", `illegal variant '${part}'; expected 'function' and/or 'method'`);
+    }
   }
 
-  const tagsRaw = v.tags;
-  const tags: string[] = [];
+  const tagsRaw = v[K_TAGS];
+  let tags: string[] = [];
   if (tagsRaw !== undefined && tagsRaw !== null) {
     const list = typeof tagsRaw === "string" ? [tagsRaw] : Array.isArray(tagsRaw) ? tagsRaw : null;
     if (list === null) r.err("tags", "'tags' must be a tag or a list of tags");
-    else
-      for (const t of list) {
+    else {
+      let n = 0;
+      for (let i = 0; i < list.length; i++) {
+        const t = list[i];
         if (typeof t !== "string") r.err("tags", `tag ${JSON.stringify(t)} is not a string`);
         else if (validTags.size > 0 && !validTags.has(t)) r.err("tags", `illegal tag '${t}' (not in tags.yaml)`);
-        else if (!tags.includes(t)) tags.push(t);
+        else if (!inFirst(scratchStrings, n, t)) scratchStrings[n++] = t;
       }
+      tags = scratchStrings.slice(0, n);
+    }
   }
 
-  const manualKernelRegistration = r.bool("manual_kernel_registration", false);
-  const structured = r.bool("structured", false);
-  const delegateText = r.str("structured_delegate");
+  // (Most keys are absent from most entries: `v[K] === undefined ?` saves a call.)
+  const manualKernelRegistration =
+    v[K_MANUAL_KERNEL_REGISTRATION] === undefined ? false : r.bool(K_MANUAL_KERNEL_REGISTRATION, false);
+  const structured = v[K_STRUCTURED] === undefined ? false : r.bool(K_STRUCTURED, false);
+  const delegateText = v[K_STRUCTURED_DELEGATE] === undefined ? null : r.str(K_STRUCTURED_DELEGATE);
   let structuredDelegate: OperatorName | null = null;
   if (delegateText !== null) {
     try {
@@ -222,68 +300,110 @@ export function fromYaml(
     }
   }
 
+  // The dispatch keys torchgen sees (its `dispatch` dict), as flags.
+  let anyKey = false;
+  let onlyImplicitKeys = true;
+  let hasImplicit = false;
+  let hasImplicitNested = false;
+  let hasExplicit = false;
+  let hasExplicitNonFunctional = false;
   const dispatch: Record<string, string> = {};
-  const rawDispatch = v.dispatch;
+  const rawDispatch = v[K_DISPATCH];
   if (rawDispatch !== undefined && rawDispatch !== null) {
     if (typeof rawDispatch !== "object" || Array.isArray(rawDispatch)) {
       r.err("dispatch", "'dispatch' must be a mapping of dispatch keys to kernel names");
     } else {
       if (manualKernelRegistration) r.err("dispatch", "cannot specify both manual_kernel_registration and dispatch");
-      for (const [ks, kernel] of Object.entries(rawDispatch as Record<string, YamlValue>)) {
+      // A `dispatch:` block, or `dispatch: {}`.
+      let keyTexts: readonly string[];
+      let kernels: readonly YamlValue[];
+      if (rawDispatch instanceof BlockMap) {
+        keyTexts = rawDispatch.keys;
+        kernels = rawDispatch.values;
+      } else {
+        const table = rawDispatch as Record<string, YamlValue>;
+        keyTexts = Object.keys(table);
+        kernels = keyTexts.map((ks) => table[ks]!);
+      }
+      for (let j = 0; j < keyTexts.length; j++) {
+        const ks = keyTexts[j]!;
+        const kernel = kernels[j];
         if (typeof kernel !== "string") {
           r.err("dispatch", `kernel for '${ks}' must be a string`);
           continue;
         }
-        for (const k of ks.split(",")) dispatch[k.trim()] = kernel;
+        const keys = dispatchKeysOf(ks);
+        for (let i = 0; i < keys.length; i++) {
+          const k = keys[i]!;
+          // (`__proto__` would set the table's prototype, not add a key: as torchgen never sees it, skip it.)
+          if (k === "__proto__") continue;
+          dispatch[k] = kernel;
+          anyKey = true;
+          if (k === "CompositeImplicitAutograd") hasImplicit = true;
+          else if (k === "CompositeImplicitAutogradNestedTensor") hasImplicitNested = true;
+          else {
+            onlyImplicitKeys = false;
+            if (k === "CompositeExplicitAutograd") hasExplicit = true;
+            else if (k === "CompositeExplicitAutogradNonFunctional") hasExplicitNonFunctional = true;
+          }
+        }
       }
     }
   }
-  const dispatchKeys = new Set(Object.keys(dispatch));
-  const ufunc = v.ufunc_inner_loop;
-  if (ufunc !== undefined && ufunc !== null) for (const k of UFUNC_DISPATCH_KEYS) dispatchKeys.add(k);
+  const ufunc = v[K_UFUNC_INNER_LOOP];
+  if (ufunc !== undefined && ufunc !== null) {
+    // torchgen UFUNC_DISPATCH_KEYS: ufunc_inner_loop implies CPU and CUDA kernels.
+    anyKey = true;
+    onlyImplicitKeys = false;
+  }
   // torchgen: no dispatch table and not structured means CompositeImplicitAutograd.
   if ((rawDispatch === undefined || rawDispatch === null) && !structured && structuredDelegate === null) {
-    dispatchKeys.add("CompositeImplicitAutograd");
+    anyKey = true;
+    hasImplicit = true;
   }
-  const onlyImplicit =
-    dispatchKeys.size > 0 &&
-    [...dispatchKeys].every((k) => k === "CompositeImplicitAutograd" || k === "CompositeImplicitAutogradNestedTensor");
+  const onlyImplicit = anyKey && onlyImplicitKeys;
 
-  const autogenText = r.str("autogen") ?? "";
-  const autogen: OperatorName[] = [];
+  const autogenText = (v[K_AUTOGEN] === undefined ? null : r.str(K_AUTOGEN)) ?? "";
+  let autogen: OperatorName[] = [];
   if (autogenText !== "") {
+    const parts = autogenText.includes(", ") ? autogenText.split(", ") : [autogenText];
     let offset = 0;
-    for (const part of autogenText.split(", ")) {
+    let n = 0;
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i]!;
       try {
-        autogen.push(parseOperatorName(part));
+        scratchNames[n++] = parseOperatorName(part);
       } catch (x) {
+        n--;
         if (x instanceof SchemaParseError) r.err("autogen", x.reason, offset + x.col - 1);
         else throw x;
       }
       offset += part.length + 2;
     }
+    autogen = scratchNames.slice(0, n);
   }
 
-  const deviceCheckText = r.str("device_check");
+  const deviceCheckText = v[K_DEVICE_CHECK] === undefined ? null : r.str(K_DEVICE_CHECK);
   let deviceCheck: DeviceCheckType = "ExactSame";
   if (deviceCheckText !== null) {
     if (deviceCheckText === "ExactSame" || deviceCheckText === "NoCheck") deviceCheck = deviceCheckText;
     else r.err("device_check", `illegal device_check '${deviceCheckText}'; expected ExactSame or NoCheck`);
   }
 
-  const cppNoDefault = v.cpp_no_default_args;
+  const cppNoDefault = v[K_CPP_NO_DEFAULT_ARGS];
   const cppNoDefaultArgs: string[] = [];
   if (cppNoDefault !== undefined && cppNoDefault !== null) {
     if (!Array.isArray(cppNoDefault)) r.err("cpp_no_default_args", "'cpp_no_default_args' must be a list");
     else for (const a of cppNoDefault) if (typeof a === "string") cppNoDefaultArgs.push(a);
   }
 
-  const pythonModule = r.str("python_module");
+  const pythonModule = v[K_PYTHON_MODULE] === undefined ? null : r.str(K_PYTHON_MODULE);
   if (pythonModule !== null && variants.includes("method"))
     r.err("python_module", "functions in modules cannot be methods");
 
   return {
-    name: operatorNameString(func.name),
+    // = operatorNameString(func.name): the schema prints back exactly (Note [Lossless schemas]).
+    name: funcText.slice(0, funcText.indexOf("(")),
     func,
     funcText,
     loc,
@@ -293,21 +413,22 @@ export function fromYaml(
     dispatch,
     structured,
     structuredDelegate,
-    structuredInherits: r.str("structured_inherits"),
+    structuredInherits: v[K_STRUCTURED_INHERITS] === undefined ? null : r.str(K_STRUCTURED_INHERITS),
     autogen,
     autogenerated: false,
-    deviceGuard: r.bool("device_guard", true),
+    deviceGuard: v[K_DEVICE_GUARD] === undefined ? true : r.bool(K_DEVICE_GUARD, true),
     deviceCheck,
     manualKernelRegistration,
-    manualCppBinding: r.bool("manual_cpp_binding", false),
+    manualCppBinding: v[K_MANUAL_CPP_BINDING] === undefined ? false : r.bool(K_MANUAL_CPP_BINDING, false),
     pythonModule,
-    categoryOverride: r.str("category_override"),
+    categoryOverride: v[K_CATEGORY_OVERRIDE] === undefined ? null : r.str(K_CATEGORY_OVERRIDE),
     cppNoDefaultArgs,
-    useConstRefForMutableTensors: r.bool("use_const_ref_for_mutable_tensors", false),
-    hasCompositeImplicitAutogradKernel: dispatchKeys.has("CompositeImplicitAutograd"),
-    hasCompositeImplicitAutogradNestedTensorKernel: dispatchKeys.has("CompositeImplicitAutogradNestedTensor"),
-    hasCompositeExplicitAutogradKernel: dispatchKeys.has("CompositeExplicitAutograd"),
-    hasCompositeExplicitAutogradNonFunctionalKernel: dispatchKeys.has("CompositeExplicitAutogradNonFunctional"),
+    useConstRefForMutableTensors:
+      v[K_USE_CONST_REF_FOR_MUTABLE_TENSORS] === undefined ? false : r.bool(K_USE_CONST_REF_FOR_MUTABLE_TENSORS, false),
+    hasCompositeImplicitAutogradKernel: hasImplicit,
+    hasCompositeImplicitAutogradNestedTensorKernel: hasImplicitNested,
+    hasCompositeExplicitAutogradKernel: hasExplicit,
+    hasCompositeExplicitAutogradNonFunctionalKernel: hasExplicitNonFunctional,
     isAbstract: structuredDelegate !== null || !onlyImplicit,
   };
 }
@@ -319,14 +440,42 @@ function impliedTags(
   kind: SchemaKind,
   validTags: ReadonlySet<string>,
 ): string[] {
-  const all = [...tags];
-  const add = (t: string) => {
-    if ((validTags.size === 0 || validTags.has(t)) && !all.includes(t)) all.push(t);
-  };
-  add("pt2_compliant_tag");
-  if (func.arguments.out.length > 0) add("out");
-  if (kind === "inplace") add("inplace");
-  return all.sort();
+  const all = scratchStrings;
+  let n = tags.length;
+  for (let i = 0; i < n; i++) all[i] = tags[i]!;
+  n = addImplied(all, n, "pt2_compliant_tag", tags, validTags);
+  if (func.arguments.out.length > 0) n = addImplied(all, n, "out", tags, validTags);
+  if (kind === "inplace") n = addImplied(all, n, "inplace", tags, validTags);
+  sortStrings(all, n);
+  return all.slice(0, n);
+}
+
+/**
+ * Sorts the first `n` items of `a` as Array.prototype.sort would (UTF-16 code
+ * units): an insertion sort of a few tags is cheaper than the builtin on cold code.
+ */
+function sortStrings(a: string[], n: number): void {
+  for (let i = 1; i < n; i++) {
+    const t = a[i]!;
+    let j = i;
+    for (; j > 0 && a[j - 1]! > t; j--) a[j] = a[j - 1]!;
+    a[j] = t;
+  }
+}
+
+/** Appends `t` to the first `n` items of `all` unless there or not a valid tag; returns the new count. */
+function addImplied(
+  all: string[],
+  n: number,
+  t: string,
+  tags: readonly string[],
+  validTags: ReadonlySet<string>,
+): number {
+  if (!(validTags.size === 0 || validTags.has(t))) return n;
+  // The implied tags differ from each other: only the entry's own tags can hold `t`.
+  if (tags.includes(t)) return n;
+  all[n] = t;
+  return n + 1;
 }
 
 // ---------------------------------------------------------------------------
@@ -336,21 +485,49 @@ function impliedTags(
 // grouped, so torchgen generates nothing for it.
 const INPLACE_OPS_THAT_DONT_GET_GROUPED_PROPERLY: ReadonlySet<string> = new Set(["polygamma_"]);
 
-/** torchgen pre_group_native_functions: signature key -> kind -> function, in first-seen order. */
-export function preGroup(fns: readonly NativeFunction[]): Map<string, Map<SchemaKind, NativeFunction>> {
-  const groups = new Map<string, Map<SchemaKind, NativeFunction>>();
-  for (const f of fns) {
-    const key = signatureKey(f.func);
-    let d = groups.get(key);
-    if (!d) {
+/** preGroup's groups of one signatureTail: a list, as most tails have one name. */
+interface TailGroup {
+  readonly name: string;
+  readonly index: number;
+  readonly next: TailGroup | null;
+}
+
+/**
+ * torchgen pre_group_native_functions: the functions of each signature
+ * (signatureKey) by kind, in first-seen order. When given, `firsts` gets the
+ * index in `fns` of each group's first function, and `members` the group
+ * number of each function.
+ */
+export function preGroup(
+  fns: readonly NativeFunction[],
+  firsts?: number[],
+  members?: number[],
+): Map<SchemaKind, NativeFunction>[] {
+  const groups: Map<SchemaKind, NativeFunction>[] = [];
+  // signatureKey = name + "(" + tail: keyed by the two parts, no string is built.
+  const byTail = new Map<string, TailGroup>();
+  const tails = new SignatureTails();
+  for (let i = 0; i < fns.length; i++) {
+    const f = fns[i]!;
+    const tail = tails.of(f.func);
+    const name = signatureName(f.func);
+    const head = byTail.get(tail) ?? null;
+    let t = head;
+    while (t && t.name !== name) t = t.next;
+    let d: Map<SchemaKind, NativeFunction>;
+    if (t) d = groups[t.index]!;
+    else {
       d = new Map();
-      groups.set(key, d);
+      byTail.set(tail, { name, index: groups.length, next: head });
+      groups.push(d);
+      firsts?.push(i);
     }
+    members?.push(t ? t.index : groups.length - 1);
     const kind = schemaKind(f.func);
     const prev = d.get(kind);
     if (prev) {
       throw new UserError(
-        `${f.loc.file}:${f.loc.line}:1: duplicate ${kind} variant for signature ${key} (also ${prev.name} at line ${prev.loc.line})`,
+        `${f.loc.file}:${f.loc.line}:1: duplicate ${kind} variant for signature ${signatureKey(f.func)} (also ${prev.name} at line ${prev.loc.line})`,
       );
     }
     d.set(kind, f);
@@ -360,12 +537,18 @@ export function preGroup(fns: readonly NativeFunction[]): Map<string, Map<Schema
 
 /** torchgen NativeFunction.is_view_op. */
 export function isViewOp(f: NativeFunction): boolean {
-  for (const r of f.func.returns) if (r.annotation !== null && !r.annotation.isWrite) return true;
+  const rets = f.func.returns;
+  for (let i = 0; i < rets.length; i++) {
+    const an = rets[i]!.annotation;
+    if (an !== null && !an.isWrite) return true;
+  }
   if (f.tags.includes("inplace_view") && f.name !== "resize_" && f.name !== "resize_as_") return true;
   const a = f.func.arguments;
-  for (const list of [a.positional, a.kwargOnly, a.out]) {
-    for (const x of list) if (x.annotation?.aliasSetAfter.includes("*")) return true;
-  }
+  return aliasesWildcard(a.positional) || aliasesWildcard(a.kwargOnly) || aliasesWildcard(a.out);
+}
+
+function aliasesWildcard(args: readonly Argument[]): boolean {
+  for (let i = 0; i < args.length; i++) if (args[i]!.annotation?.aliasSetAfter.includes("*")) return true;
   return false;
 }
 
@@ -377,10 +560,10 @@ export function addGeneratedNativeFunctions(fns: readonly NativeFunction[]): Nat
 /** torchgen add_generated_native_functions; also adds each generated function to its group in `pre`. */
 function generateInto(
   fns: readonly NativeFunction[],
-  pre: Map<string, Map<SchemaKind, NativeFunction>>,
+  pre: readonly Map<SchemaKind, NativeFunction>[],
 ): NativeFunction[] {
   const rs = [...fns];
-  for (const d of pre.values()) {
+  for (const d of pre) {
     const g = generateForGroup(d);
     if (g !== null) rs.push(...g);
   }
@@ -394,16 +577,26 @@ function generateInto(
  * one at a time (the lazy catalog, lazy.ts).
  */
 export function generateForGroup(d: Map<SchemaKind, NativeFunction>): NativeFunction[] | null {
-  const hasFunctional = d.has("functional");
-  const hasInplace = d.has("inplace");
-  const hasMutable = d.has("mutable");
-  const hasOut = d.has("out");
-  if (!(hasMutable || hasInplace || hasOut || hasFunctional)) return null;
-  const fnsOf = [...d.values()];
-  const isCore = fnsOf.some((f) => f.tags.includes("core"));
-  const areManual = fnsOf.every((f) => f.manualCppBinding);
-  const hasViewOps = fnsOf.some((f) => isViewOp(f) && printBaseOperatorName(f.func.name.name) !== "set_");
-  const areCompositeImplicit = fnsOf.every((f) => f.hasCompositeImplicitAutogradKernel);
+  const functional = d.get("functional");
+  const inplace = d.get("inplace");
+  const mutable = d.get("mutable");
+  const out = d.get("out");
+  const hasFunctional = functional !== undefined;
+  const hasOut = out !== undefined;
+  if (!(mutable || inplace || out || functional)) return null;
+  let isCore = false;
+  let areManual = true;
+  let hasViewOps = false;
+  let areCompositeImplicit = true;
+  const members = [functional, inplace, mutable, out, d.get("scratch")];
+  for (let i = 0; i < members.length; i++) {
+    const f = members[i];
+    if (!f) continue;
+    if (!isCore && f.tags.includes("core")) isCore = true;
+    if (!f.manualCppBinding) areManual = false;
+    if (!hasViewOps && isViewOp(f) && printBaseOperatorName(f.func.name.name) !== "set_") hasViewOps = true;
+    if (!f.hasCompositeImplicitAutogradKernel) areCompositeImplicit = false;
+  }
   if (areManual || hasViewOps || (areCompositeImplicit && !isCore)) return null;
   if (hasOut && d.size === 1) {
     // torchgen asserts that only adaptive_avg_pool3d_backward.grad_input and
@@ -411,12 +604,16 @@ export function generateForGroup(d: Map<SchemaKind, NativeFunction>): NativeFunc
     // own file is not our job, so we just skip them as it does.
     return null;
   }
-  const inplace = d.get("inplace");
   if (inplace && INPLACE_OPS_THAT_DONT_GET_GROUPED_PROPERLY.has(inplace.name)) return null;
-  const baseFn = d.get("mutable") ?? d.get("inplace") ?? d.get("out") ?? d.get("functional")!;
+  const baseFn = mutable ?? inplace ?? out ?? functional!;
   const baseKind = schemaKind(baseFn.func);
-  const baseFnValid = baseKind === "inplace" || baseFn.func.returns.some((r) => isTensorLike(r.type));
-  const needsOut = baseFn.autogen.some((n) => operatorNameString(n).includes("out"));
+  let baseFnValid = baseKind === "inplace";
+  for (const r of baseFn.func.returns) if (isTensorLike(r.type)) baseFnValid = true;
+  // Whether an autogen name contains "out" (the dot between its parts cannot be part of it).
+  let needsOut = false;
+  for (const n of baseFn.autogen) {
+    if (printBaseOperatorName(n.name).includes("out") || n.overloadName.includes("out")) needsOut = true;
+  }
   const getsOutVariant = !hasOut && baseFnValid && needsOut;
   const rs: NativeFunction[] = [];
   if (getsOutVariant) {
@@ -443,19 +640,36 @@ const expectedOutOverload = (overload: string): string => (overload ? `${overloa
 
 /** torchgen generate_out_args_from_schema: returns become `out`/`out{i}` arguments annotated with unused letters. */
 function outArgsFromReturns(func: FunctionSchema): { returns: Return[]; outs: Argument[] } {
-  const used = new Set(flatAll(func.arguments).flatMap((a) => a.annotation?.aliasSet ?? []));
-  const valid = [..."abcdefghijklmnopqrstuvwxyz"].filter((x) => !used.has(x));
-  const allPlainTensors = func.returns.every((r) => r.type.kind === "base" && r.type.name === "Tensor");
+  const used = new Set<string>();
+  const { positional, kwargOnly, out } = func.arguments;
+  for (const list of [positional, kwargOnly, out]) {
+    for (let i = 0; i < list.length; i++) {
+      const an = list[i]!.annotation;
+      if (an) for (const x of an.aliasSet) used.add(x);
+    }
+  }
+  let allPlainTensors = true;
+  for (const r of func.returns) if (!(r.type.kind === "base" && r.type.name === "Tensor")) allPlainTensors = false;
   const returns: Return[] = [];
   const outs: Argument[] = [];
-  func.returns.forEach((r, i) => {
+  for (let i = 0; i < func.returns.length; i++) {
+    const r = func.returns[i]!;
     if (isTensorLike(r.type)) {
-      const annotation = { aliasSet: [valid[i]!], isWrite: true, aliasSetAfter: [] };
+      const annotation = { aliasSet: [nthUnusedLetter(used, i)!], isWrite: true, aliasSetAfter: [] };
       outs.push({ name: func.returns.length === 1 ? "out" : `out${i}`, type: r.type, default: null, annotation });
       if (allPlainTensors) returns.push({ name: null, type: r.type, annotation });
     } else returns.push(r);
-  });
+  }
   return { returns, outs };
+}
+
+/** The `n`-th (0-based) of a..z not in `used`. */
+function nthUnusedLetter(used: ReadonlySet<string>, n: number): string | undefined {
+  for (let c = 97; c <= 122; c++) {
+    const x = String.fromCharCode(c);
+    if (!used.has(x) && n-- === 0) return x;
+  }
+  return undefined;
 }
 
 /** torchgen generate_function: the functional or out= variant of `f`. */
@@ -483,7 +697,9 @@ function generateFunction(f: NativeFunction, k: "functional" | "out"): NativeFun
     func = {
       name: withOverload(f.func.name, expectedOutOverload(f.func.name.overloadName)),
       arguments: {
-        positional: a.positional.map((x) => (x === self ? { ...x, annotation: null } : x)),
+        positional: a.positional.map((x) =>
+          x === self ? { name: x.name, type: x.type, default: x.default, annotation: null } : x,
+        ),
         kwargOnly: a.kwargOnly,
         out: [{ name: "out", type: self.type, default: null, annotation: self.annotation }],
       },
@@ -505,12 +721,15 @@ function generateFunction(f: NativeFunction, k: "functional" | "out"): NativeFun
   const outKind = func.arguments.out.length > 0;
   let kernel = outKind ? unambiguousName(func.name) : printBaseOperatorName(func.name.name);
   if (hasSymInt(f.func)) kernel += "_symint";
-  const inherited = f.allTags.filter(
-    (t) => t === "nondeterministic_seeded" || t === "view_copy" || t === "pt2_compliant_tag",
-  );
-  const tags = ["generated", ...f.tags.filter((t) => t === "nondeterministic_seeded" || t === "view_copy")];
-  const allTags = new Set(["generated", ...inherited]);
-  if (outKind) allTags.add("out");
+  // Copied from the source: these tags (tags), and pt2_compliant_tag too (allTags).
+  const tags = ["generated"];
+  for (const t of f.tags) if (t === "nondeterministic_seeded" || t === "view_copy") tags.push(t);
+  const allTags = ["generated"];
+  for (const t of f.allTags) {
+    if (t === "nondeterministic_seeded" || t === "view_copy" || t === "pt2_compliant_tag") allTags.push(t);
+  }
+  if (outKind) allTags.push("out");
+  sortStrings(allTags, allTags.length);
   return {
     name: operatorNameString(func.name),
     func,
@@ -518,7 +737,7 @@ function generateFunction(f: NativeFunction, k: "functional" | "out"): NativeFun
     loc: f.loc,
     variants: ["function"],
     tags,
-    allTags: [...allTags].sort(),
+    allTags,
     dispatch: { CompositeExplicitAutograd: kernel },
     structured: false,
     structuredDelegate: null,
@@ -569,10 +788,10 @@ export function groupNativeFunctions(fns: readonly NativeFunction[]): (NativeFun
 }
 
 function flattenGroups(
-  pre: ReadonlyMap<string, ReadonlyMap<SchemaKind, NativeFunction>>,
+  pre: readonly ReadonlyMap<SchemaKind, NativeFunction>[],
 ): (NativeFunctionsGroup | NativeFunction)[] {
   const res: (NativeFunctionsGroup | NativeFunction)[] = [];
-  for (const d of pre.values()) {
+  for (const d of pre) {
     const g = fromDict(d);
     if (g) res.push(g);
     else res.push(...d.values());

@@ -85,30 +85,32 @@ export function baseType(name: BaseTy): Type {
  * Variants] in model.py). `col` places errors inside a larger string.
  */
 export function parseBaseOperatorName(op: string, schema = op, col = 1): BaseOperatorName {
-  const fail = (reason: string): never => {
-    throw new SchemaParseError(schema, col, reason);
-  };
-  if (op === "") fail("operator name cannot be empty");
-  if (!IDENT_RE.test(op)) fail(`'${op}' is not a valid operator name (letters, digits and '_')`);
+  // Every entry's name is parsed twice on the catalog's cold path (bucketing
+  // it, then its schema): the parts are immutable, so equal names share one.
+  const known = BASE_NAME_CACHE.get(op);
+  if (known) return known;
+  if (op === "") failName(schema, col, "operator name cannot be empty");
+  if (!IDENT_RE.test(op)) failName(schema, col, `'${op}' is not a valid operator name (letters, digits and '_')`);
   if (op.endsWith("_out")) {
-    fail(
+    failName(
+      schema,
+      col,
       `'${op}': the _out suffix is reserved for overload names; write it as an overload, e.g. '${op.slice(0, -4)}.out'`,
     );
   }
   let base: string;
   let inplace: boolean;
   let dunderMethod: boolean;
-  const dunder = /^__([^_]+)__$/.exec(op);
-  if (dunder) {
+  if (op.startsWith("__") && DUNDER_RE.test(op)) {
     dunderMethod = true;
-    base = dunder[1]!;
+    base = op.slice(2, -2);
     if (base.startsWith("i") && AUGMENTED_ASSIGNMENT_NAMES.has(base.slice(1))) {
       inplace = true;
       base = base.slice(1);
     } else {
       inplace = false;
       // torchgen: historically true of every dunder method it supports (no __int__).
-      if (base.startsWith("i")) fail(`unexpected dunder method starting with 'i': ${op}`);
+      if (base.startsWith("i")) failName(schema, col, `unexpected dunder method starting with 'i': ${op}`);
     }
   } else {
     dunderMethod = false;
@@ -119,9 +121,20 @@ export function parseBaseOperatorName(op: string, schema = op, col = 1): BaseOpe
   if (base.endsWith("_functional")) {
     functionalOverload = true;
     base = base.slice(0, -"_functional".length);
-    if (dunderMethod || inplace) fail(`functional overload cannot be a dunder method or inplace: ${op}`);
+    if (dunderMethod || inplace) {
+      failName(schema, col, `functional overload cannot be a dunder method or inplace: ${op}`);
+    }
   }
-  return { base, inplace, dunderMethod, functionalOverload };
+  const n: BaseOperatorName = { base, inplace, dunderMethod, functionalOverload };
+  remember(BASE_NAME_CACHE, op, n);
+  return n;
+}
+
+const DUNDER_RE = /^__([^_]+)__$/;
+const BASE_NAME_CACHE = new Map<string, BaseOperatorName>();
+
+function failName(schema: string, col: number, reason: string): never {
+  throw new SchemaParseError(schema, col, reason);
 }
 
 export function printBaseOperatorName(n: BaseOperatorName): string {
@@ -207,11 +220,17 @@ class Cursor {
  * back to the same string.
  */
 export function parseSchema(text: string): FunctionSchema {
-  const c = new Cursor(text);
   const nameEnd = text.indexOf("(");
-  if (nameEnd < 0) c.fail("expected '(' after the operator name", text.length);
-  if (nameEnd === 0) c.fail("missing operator name");
+  if (nameEnd < 0) new Cursor(text).fail("expected '(' after the operator name", text.length);
+  if (nameEnd === 0) new Cursor(text).fail("missing operator name");
   const name = parseOperatorName(text.slice(0, nameEnd), text, 1);
+  // Note [Shared schema parts]: half of the schemas of a torch share their
+  // whole `(arguments) -> returns` text with another (add.Tensor and
+  // sub.Tensor); parsing does not depend on the name, so reuse the parts.
+  const tail = text.slice(nameEnd);
+  const known = SCHEMA_TAIL_CACHE.get(tail);
+  if (known) return { name, arguments: known.arguments, returns: known.returns };
+  const c = new Cursor(text);
   c.pos = nameEnd + 1;
   const args = parseArguments(c);
   if (!c.eat(") -> ")) {
@@ -224,7 +243,9 @@ export function parseSchema(text: string): FunctionSchema {
     returns = parseReturns(c);
     remember(RETURNS_CACHE, retText, returns);
   }
-  return { name, arguments: args, returns };
+  const schema: FunctionSchema = { name, arguments: args, returns };
+  remember(SCHEMA_TAIL_CACHE, tail, schema);
+  return schema;
 }
 
 // Note [Shared schema parts]: the ~2,600 schemas of a torch reuse a few
@@ -233,6 +254,8 @@ export function parseSchema(text: string): FunctionSchema {
 // one object: this halves the cold parse time (mostly garbage collection).
 const ARG_CACHE = new Map<string, Argument>();
 const RETURNS_CACHE = new Map<string, readonly Return[]>();
+/** `(arguments) -> returns` text -> the first schema parsed with it (only its parts are reused). */
+const SCHEMA_TAIL_CACHE = new Map<string, FunctionSchema>();
 const CACHE_LIMIT = 50_000;
 
 function remember<V>(m: Map<string, V>, k: string, v: V): void {
@@ -240,21 +263,28 @@ function remember<V>(m: Map<string, V>, k: string, v: V): void {
   m.set(k, v);
 }
 
+// parseArguments collects into these and keeps exact-size copies: an array
+// grown by push holds room for 16 or more items, and a catalog keeps thousands.
+const scratchPositional: Argument[] = [];
+const scratchKwargOnly: Argument[] = [];
+const scratchOut: Argument[] = [];
+
 function parseArguments(c: Cursor): Arguments {
-  const positional: Argument[] = [];
-  const kwargOnly: Argument[] = [];
-  const out: Argument[] = [];
-  if (c.peek() === ")") return { positional, kwargOnly, out };
-  let section: "positional" | "kwarg" | "out" = "positional";
   const t = c.text;
+  // (Characters are compared by code: these loops run for every argument while V8 is cold.)
+  if (t.charCodeAt(c.pos) === 41 /* ) */) return { positional: [], kwargOnly: [], out: [] };
+  let np = 0;
+  let nk = 0;
+  let no = 0;
+  let section: "positional" | "kwarg" | "out" = "positional";
   const argsEnd = t.indexOf(") -> ", c.pos);
   for (;;) {
     const at = c.pos;
-    if (c.peek() === "*") {
+    if (t.charCodeAt(at) === 42 /* * */) {
       if (section !== "positional") c.fail("the kwarg-only marker '*' can only occur once");
       c.pos++;
       section = "kwarg";
-      if (c.peek() === ")") c.fail("'*' must be followed by at least one keyword-only argument");
+      if (t.charCodeAt(c.pos) === 41) c.fail("'*' must be followed by at least one keyword-only argument");
     } else {
       // Note [Shared schema parts]: an argument's text normally runs to the
       // next ", " or to ") -> "; a cached parse of exactly that text is reused.
@@ -273,12 +303,20 @@ function parseArguments(c: Cursor): Arguments {
       else if (!write && section === "out") {
         c.fail(`non-mutable argument '${arg.name}' cannot follow mutable out arguments`, at);
       }
-      (section === "positional" ? positional : section === "kwarg" ? kwargOnly : out).push(arg);
+      if (section === "positional") scratchPositional[np++] = arg;
+      else if (section === "kwarg") scratchKwargOnly[nk++] = arg;
+      else scratchOut[no++] = arg;
     }
-    if (c.peek() === ")") break;
-    if (!c.eat(", ")) c.fail(`expected ', ' or ')' after an argument, found ${c.describeHere()}`);
+    const p = c.pos;
+    if (t.charCodeAt(p) === 41) break;
+    if (t.charCodeAt(p) === 44 && t.charCodeAt(p + 1) === 32) c.pos = p + 2;
+    else c.fail(`expected ', ' or ')' after an argument, found ${c.describeHere()}`);
   }
-  return { positional, kwargOnly, out };
+  return {
+    positional: scratchPositional.slice(0, np),
+    kwargOnly: scratchKwargOnly.slice(0, nk),
+    out: scratchOut.slice(0, no),
+  };
 }
 
 interface AnnotatedType {
@@ -605,13 +643,6 @@ export interface TensorOptionsArguments {
   readonly pinMemory: Argument;
 }
 
-const TENSOR_OPTIONS: readonly (readonly [string, BaseTy])[] = [
-  ["dtype", "ScalarType"],
-  ["layout", "Layout"],
-  ["device", "Device"],
-  ["pin_memory", "bool"],
-];
-
 function isOptionsArg(a: Argument | undefined, name: string, ty: BaseTy): boolean {
   if (!a || a.name !== name) return false;
   const t = a.type;
@@ -628,7 +659,12 @@ function isOptionsArg(a: Argument | undefined, name: string, ty: BaseTy): boolea
 export function tensorOptions(a: Arguments): TensorOptionsArguments | null {
   const k = a.kwargOnly;
   for (let i = 0; i + 4 <= k.length; i++) {
-    if (TENSOR_OPTIONS.every(([n, t], j) => isOptionsArg(k[i + j], n, t))) {
+    if (
+      isOptionsArg(k[i], "dtype", "ScalarType") &&
+      isOptionsArg(k[i + 1], "layout", "Layout") &&
+      isOptionsArg(k[i + 2], "device", "Device") &&
+      isOptionsArg(k[i + 3], "pin_memory", "bool")
+    ) {
       return { index: i, dtype: k[i]!, layout: k[i + 1]!, device: k[i + 2]!, pinMemory: k[i + 3]! };
     }
   }
@@ -636,7 +672,11 @@ export function tensorOptions(a: Arguments): TensorOptionsArguments | null {
 }
 
 export function hasSymInt(s: FunctionSchema): boolean {
-  return flatNonOut(s.arguments).some((a) => isSymIntLike(a.type));
+  // flatNonOut(s.arguments).some(isSymIntLike), without the copy.
+  const { positional, kwargOnly } = s.arguments;
+  for (let i = 0; i < positional.length; i++) if (isSymIntLike(positional[i]!.type)) return true;
+  for (let i = 0; i < kwargOnly.length; i++) if (isSymIntLike(kwargOnly[i]!.type)) return true;
+  return false;
 }
 
 export function isOutFn(s: FunctionSchema): boolean {
@@ -654,9 +694,11 @@ export function schemaKind(s: FunctionSchema): SchemaKind {
     throw new SchemaParseError(printSchema(s), 1, "a schema cannot be both out= and inplace");
   }
   if (s.name.name.inplace) return "inplace";
-  if (out.some((a) => a.name.startsWith("_scratch_"))) return "scratch";
+  for (let i = 0; i < out.length; i++) if (out[i]!.name.startsWith("_scratch_")) return "scratch";
   if (isOut) return "out";
-  if (postSelfPositional(s.arguments).some(isWrite)) return "mutable";
+  // postSelfPositional(s.arguments).some(isWrite), without the copy.
+  const p = s.arguments.positional;
+  for (let i = selfIndex(s.arguments) + 1; i < p.length; i++) if (p[i]!.annotation?.isWrite === true) return "mutable";
   return "functional";
 }
 
@@ -682,43 +724,53 @@ export function signature(s: FunctionSchema, opts: SignatureOptions = {}): Funct
     else if (base.endsWith("_scatter")) base = base.replaceAll("scatter", "inverse");
   }
   const a = s.arguments;
+  const p = a.positional;
+  const returns: Return[] = [];
+  for (const r of s.returns) returns.push({ name: keepNames ? r.name : null, type: r.type, annotation: null });
+  // Mutated inputs (self, out, then the positional ones after self) that are not returned become returns.
   const si = selfIndex(a);
-  const mutatedInputs = [...(si >= 0 ? [a.positional[si]!] : []), ...a.out, ...postSelfPositional(a)];
-  const fromMutable: Return[] = [];
-  for (const x of mutatedInputs) {
-    if (!isWrite(x)) continue;
-    if (s.returns.some((r) => annotationEquals(x.annotation, r.annotation))) continue;
-    fromMutable.push({ name: keepNames ? `${x.name}_out` : null, type: x.type, annotation: null });
-  }
-  const returns: Return[] = s.returns.map((r) => ({ name: keepNames ? r.name : null, type: r.type, annotation: null }));
-  returns.push(...fromMutable);
+  if (si >= 0) addMutatedInput(returns, p[si]!, s.returns, keepNames);
+  for (const x of a.out) addMutatedInput(returns, x, s.returns, keepNames);
+  for (let i = si + 1; i < p.length; i++) addMutatedInput(returns, p[i]!, s.returns, keepNames);
 
-  const strip = (x: Argument): Argument => ({
-    name: x.name,
-    type: x.type,
-    default: opts.stripDefault ? null : x.default,
-    annotation: null,
-  });
-  const to = tensorOptions(a);
-  const kwargs = to ? [...a.kwargOnly.slice(0, to.index), ...a.kwargOnly.slice(to.index + 4)] : a.kwargOnly;
-  let positional = a.positional.map(strip);
+  const stripDefault = opts.stripDefault === true;
   // Note [bernoulli.p schema] in model.py: its out variant has `float p=0.5`,
   // so the functional's p is given the same default for grouping.
-  if (operatorNameString(s.name) === "bernoulli.p") {
-    positional = positional.map((x) =>
-      x.name === "p" && x.default === null && x.type.kind === "base" && x.type.name === "float"
-        ? { ...x, default: "0.5" }
-        : x,
-    );
+  const n = s.name.name;
+  const bernoulliP =
+    s.name.overloadName === "p" && n.base === "bernoulli" && !n.inplace && !n.dunderMethod && !n.functionalOverload;
+  const positional: Argument[] = [];
+  for (const x of p) {
+    const y = stripArgument(x, stripDefault);
+    if (bernoulliP && y.name === "p" && y.default === null && y.type.kind === "base" && y.type.name === "float") {
+      positional.push({ name: y.name, type: y.type, default: "0.5", annotation: y.annotation });
+    } else positional.push(y);
+  }
+  const to = tensorOptions(a);
+  const kwargOnly: Argument[] = [];
+  const k = a.kwargOnly;
+  for (let i = 0; i < k.length; i++) {
+    if (!to || i < to.index || i >= to.index + 4) kwargOnly.push(stripArgument(k[i]!, stripDefault));
   }
   return {
     name: {
-      name: { base, inplace: false, dunderMethod: s.name.name.dunderMethod, functionalOverload: false },
+      name: { base, inplace: false, dunderMethod: n.dunderMethod, functionalOverload: false },
       overloadName: "",
     },
-    arguments: { positional, kwargOnly: kwargs.map(strip), out: [] },
+    arguments: { positional, kwargOnly, out: [] },
     returns,
   };
+}
+
+function stripArgument(x: Argument, stripDefault: boolean): Argument {
+  return { name: x.name, type: x.type, default: stripDefault ? null : x.default, annotation: null };
+}
+
+/** signature(): the return a mutated input `x` adds, unless one of `returns` aliases it. */
+function addMutatedInput(into: Return[], x: Argument, returns: readonly Return[], keepNames: boolean): void {
+  if (!isWrite(x)) return;
+  for (const r of returns) if (annotationEquals(x.annotation, r.annotation)) return;
+  into.push({ name: keepNames ? `${x.name}_out` : null, type: x.type, annotation: null });
 }
 
 /**
@@ -727,48 +779,90 @@ export function signature(s: FunctionSchema, opts: SignatureOptions = {}): Funct
  * grouping computes it for every operator on the catalog's hot path.
  */
 export function signatureKey(s: FunctionSchema): string {
-  const a = s.arguments;
+  return `${signatureName(s)}(${new SignatureTails().of(s)}`;
+}
+
+/** The operator name in signatureKey(s) (no overload, inplace marker or `_functional`). */
+export function signatureName(s: FunctionSchema): string {
   const n = s.name.name;
-  let out = n.dunderMethod ? `__${n.base}__(` : `${n.base}(`;
-  // Note [bernoulli.p schema]: see signature().
-  const bernoulliP =
-    s.name.overloadName === "p" && n.base === "bernoulli" && !n.inplace && !n.dunderMethod && !n.functionalOverload;
-  let first = true;
-  for (const x of a.positional) {
-    if (!first) out += ", ";
-    first = false;
-    out += `${printType(x.type)} ${x.name}`;
-    let d = x.default;
-    if (bernoulliP && d === null && x.name === "p" && x.type.kind === "base" && x.type.name === "float") d = "0.5";
-    if (d !== null) out += `=${d}`;
+  return n.dunderMethod ? `__${n.base}__` : n.base;
+}
+
+/**
+ * The rest of signatureKey(s) after the name and '(', for many schemas: it
+ * depends only on the arguments and returns (bar Note [bernoulli.p schema]),
+ * so schemas sharing their parts (Note [Shared schema parts]) share the
+ * string, built once. Kept only while grouping (no global cache to grow).
+ */
+export class SignatureTails {
+  private readonly tails = new Map<Arguments, { readonly returns: readonly Return[]; readonly tail: string }>();
+  /** Each argument as signature() prints it (no annotation). */
+  private readonly args = new Map<Argument, string>();
+
+  of(s: FunctionSchema): string {
+    const n = s.name.name;
+    // Note [bernoulli.p schema]: see signature().
+    const bernoulliP =
+      s.name.overloadName === "p" && n.base === "bernoulli" && !n.inplace && !n.dunderMethod && !n.functionalOverload;
+    if (bernoulliP) return this.build(s, true);
+    const known = this.tails.get(s.arguments);
+    if (known && known.returns === s.returns) return known.tail;
+    const tail = this.build(s, false);
+    this.tails.set(s.arguments, { returns: s.returns, tail });
+    return tail;
   }
-  const k = a.kwargOnly;
-  const to = k.length >= 4 ? tensorOptions(a) : null;
-  let star = false;
-  for (let i = 0; i < k.length; i++) {
-    if (to && i >= to.index && i < to.index + 4) continue;
-    if (!star) {
-      out += first ? "*" : ", *";
-      star = true;
+
+  private build(s: FunctionSchema, bernoulliP: boolean): string {
+    const a = s.arguments;
+    let out = "";
+    let first = true;
+    const p = a.positional;
+    for (let i = 0; i < p.length; i++) {
+      const x = p[i]!;
+      if (!first) out += ", ";
       first = false;
+      if (bernoulliP && x.default === null && x.name === "p" && x.type.kind === "base" && x.type.name === "float") {
+        out += `${printType(x.type)} ${x.name}=0.5`;
+      } else out += this.argument(x);
     }
-    const x = k[i]!;
-    out += `, ${printType(x.type)} ${x.name}`;
-    if (x.default !== null) out += `=${x.default}`;
+    const k = a.kwargOnly;
+    const to = k.length >= 4 ? tensorOptions(a) : null;
+    let star = false;
+    for (let i = 0; i < k.length; i++) {
+      if (to && i >= to.index && i < to.index + 4) continue;
+      if (!star) {
+        out += first ? "*" : ", *";
+        star = true;
+        first = false;
+      }
+      out += `, ${this.argument(k[i]!)}`;
+    }
+    const rets: string[] = [];
+    const r = s.returns;
+    for (let i = 0; i < r.length; i++) rets.push(printType(r[i]!.type));
+    const si = selfIndex(a);
+    if (si >= 0) addMutatedReturn(rets, p[si]!, r);
+    for (let i = 0; i < a.out.length; i++) addMutatedReturn(rets, a.out[i]!, r);
+    for (let i = si + 1; i < p.length; i++) addMutatedReturn(rets, p[i]!, r);
+    out += rets.length === 1 ? `) -> ${rets[0]}` : `) -> (${rets.join(", ")})`;
+    return out;
   }
-  const rets: string[] = [];
-  for (const r of s.returns) rets.push(printType(r.type));
-  const si = selfIndex(a);
-  const addMutated = (x: Argument) => {
-    if (x.annotation === null || !x.annotation.isWrite) return;
-    for (const r of s.returns) if (annotationEquals(x.annotation, r.annotation)) return;
-    rets.push(printType(x.type));
-  };
-  if (si >= 0) addMutated(a.positional[si]!);
-  for (const x of a.out) addMutated(x);
-  for (let i = si + 1; i < a.positional.length; i++) addMutated(a.positional[i]!);
-  out += rets.length === 1 ? `) -> ${rets[0]}` : `) -> (${rets.join(", ")})`;
-  return out;
+
+  private argument(x: Argument): string {
+    let s = this.args.get(x);
+    if (s === undefined) {
+      s = x.default === null ? `${printType(x.type)} ${x.name}` : `${printType(x.type)} ${x.name}=${x.default}`;
+      this.args.set(x, s);
+    }
+    return s;
+  }
+}
+
+/** signature(): a mutated input not returned becomes an extra return. */
+function addMutatedReturn(rets: string[], x: Argument, returns: readonly Return[]): void {
+  if (x.annotation === null || !x.annotation.isWrite) return;
+  for (let i = 0; i < returns.length; i++) if (annotationEquals(x.annotation, returns[i]!.annotation)) return;
+  rets.push(printType(x.type));
 }
 
 /**

@@ -69,9 +69,13 @@ class Reader {
   ind(k: number): number {
     let v = this.indents[k]!;
     if (v === -3) {
+      // indentOf, inline: this runs for every line read.
       const l = this.lines[k]!;
-      const i = indentOf(l);
-      v = i >= 0 && (i === l.length || l.charCodeAt(i) === 35) /* # */ ? -1 : i;
+      let i = 0;
+      while (l.charCodeAt(i) === 32) i++;
+      const c = l.charCodeAt(i);
+      // A blank or comment-only line; a tab in the indentation.
+      v = i === l.length || c === 35 /* # */ ? -1 : c === 9 ? -2 : i;
       this.indents[k] = v;
     }
     return v;
@@ -81,11 +85,24 @@ class Reader {
     throw new UserError(`${this.file}:${line + 1}:${col + 1}: ${what}`);
   }
 
+  /** nextContent's last question and answer (a value's reader and then its caller both ask for the line after it). */
+  private lastFrom = -1;
+  private lastNext = -1;
+
   /** Index of the next line with content (skipping blank and comment-only lines), or -1. */
   nextContent(from: number): number {
+    if (from === this.lastFrom) return this.lastNext;
     const n = this.lines.length;
-    for (let k = from; k < n; k++) if (this.ind(k) !== -1) return k;
-    return -1;
+    let next = -1;
+    for (let k = from; k < n; k++) {
+      if (this.ind(k) !== -1) {
+        next = k;
+        break;
+      }
+    }
+    this.lastFrom = from;
+    this.lastNext = next;
+    return next;
   }
 }
 
@@ -101,13 +118,75 @@ function indentOf(l: string): number {
 export function readYamlList(text: string, file: string): YamlEntry[] {
   const r = new Reader(text, file);
   const out: YamlEntry[] = [];
+  const b = new EntryBuffer();
   let k = r.nextContent(0);
   while (k >= 0) {
-    const e = readEntry(r, k);
-    out.push(e.entry);
-    k = e.next;
+    k = readEntry(r, k, b);
+    const value: Record<string, YamlValue> = {};
+    const keys: Record<string, KeyLoc> = {};
+    for (let i = 0; i < b.size; i++) {
+      const key = b.keys[i]!;
+      const v = b.values[i]!;
+      value[key] = v instanceof BlockMap ? v.toObject() : v;
+      keys[key] = { line: b.keyLines[i]!, col: 3, valueCol: b.valueCols[i]! };
+    }
+    out.push({ line: b.line, value, keys });
   }
   return out;
+}
+
+/**
+ * A nested block mapping (`dispatch:`) as read into an EntryBuffer: its keys
+ * and values in file order, without building an object whose shape V8 has
+ * to learn for each distinct key list. readYamlList gives the plain object.
+ */
+export class BlockMap {
+  constructor(
+    readonly keys: readonly string[],
+    readonly values: readonly YamlValue[],
+  ) {}
+
+  /** The mapping as a plain object (as the `yaml` package gives it). */
+  toObject(): Record<string, YamlValue> {
+    const o: Record<string, YamlValue> = {};
+    for (let i = 0; i < this.keys.length; i++) o[this.keys[i]!] = this.values[i]!;
+    return o;
+  }
+
+  /** JSON.stringify (error messages) shows the mapping. */
+  toJSON(): Record<string, YamlValue> {
+    return this.toObject();
+  }
+}
+
+/** A value in an EntryBuffer: nested block mappings stay BlockMaps. */
+export type EntryValue = YamlValue | BlockMap;
+
+/**
+ * One entry's top-level keys and values in file order. A caller that turns
+ * each entry into something else at once (the operator catalog) fills one
+ * buffer for every entry: no per-entry mapping or key-location objects, which
+ * only an error message needs (`loc`). Top-level keys always stand at column 3.
+ */
+export class EntryBuffer {
+  /** 1-based line of the entry's `- ` */
+  line = 0;
+  /** Number of keys read into the arrays below (which may hold stale items past it). */
+  size = 0;
+  readonly keys: string[] = [];
+  readonly values: EntryValue[] = [];
+  /** 1-based line of each key. */
+  readonly keyLines: number[] = [];
+  /** 1-based column where each inline value starts; 0 for a nested block. */
+  readonly valueCols: number[] = [];
+
+  /** Where `key` stands, or undefined when the entry has no such key. */
+  loc(key: string): KeyLoc | undefined {
+    for (let i = 0; i < this.size; i++) {
+      if (this.keys[i] === key) return { line: this.keyLines[i]!, col: 3, valueCol: this.valueCols[i]! };
+    }
+    return undefined;
+  }
 }
 
 /**
@@ -130,25 +209,33 @@ export class YamlListFile {
     return this.r.ind(k);
   }
 
-  /** The entry whose `- ` is on line index `k` (0-based), exactly as readYamlList reads it. */
-  entryAt(k: number): YamlEntry {
-    return readEntry(this.r, k).entry;
+  /**
+   * Reads the entry whose `- ` is on line index `k` (0-based) into `b`,
+   * exactly as readYamlList reads it; returns the line index of the next
+   * entry, or -1.
+   */
+  readInto(k: number, b: EntryBuffer): number {
+    return readEntry(this.r, k, b);
+  }
+
+  /** The line index of the first entry, or -1 for a file without content. */
+  first(): number {
+    return this.r.nextContent(0);
   }
 }
 
-/** Reads the entry starting at line `k`; `next` is the line of the next entry, or -1. */
-function readEntry(r: Reader, k: number): { entry: YamlEntry; next: number } {
+/** Reads the entry starting at line `k` into `b`; returns the line of the next entry, or -1. */
+function readEntry(r: Reader, k: number, b: EntryBuffer): number {
   const l = r.lines[k]!;
   const ind = indentOf(l);
   if (ind === -2) r.fail(k, 0, "tab characters are not allowed for indentation");
   if (ind !== 0 || !l.startsWith("- ")) {
     r.fail(k, ind, "expected a top-level list entry starting with '- '");
   }
-  const entryLine = k;
-  const value: Record<string, YamlValue> = {};
-  const keys: Record<string, KeyLoc> = {};
+  b.line = k + 1;
+  b.size = 0;
   // The first key sits on the `- ` line at column 2; the rest at indent 2.
-  let n = readKeyValue(r, k, 2, value, keys);
+  let n = readKeyValue(r, k, b);
   for (;;) {
     n = r.nextContent(n);
     if (n < 0) break;
@@ -156,73 +243,113 @@ function readEntry(r: Reader, k: number): { entry: YamlEntry; next: number } {
     if (ni === 0) break;
     if (ni === -2) r.fail(n, 0, "tab characters are not allowed for indentation");
     if (ni !== 2) r.fail(n, Math.max(ni, 0), `unexpected indentation ${ni}; keys of an entry are indented by 2 spaces`);
-    n = readKeyValue(r, n, 2, value, keys);
+    n = readKeyValue(r, n, b);
   }
-  return { entry: { line: entryLine + 1, value, keys }, next: n };
+  return n;
 }
 
-/** Parses `key: value` at column `col` of line `k`; returns the index of the line after it (and its nested block). */
-function readKeyValue(
-  r: Reader,
-  k: number,
-  col: number,
-  into: Record<string, YamlValue>,
-  keys: Record<string, KeyLoc>,
-): number {
+/**
+ * Parses a top-level `key: value` at column 2 of line `k` into `b`; returns
+ * the index of the line after it (and its nested block).
+ */
+function readKeyValue(r: Reader, k: number, b: EntryBuffer): number {
   const l = r.lines[k]!;
-  const { key, valueStart } = readKey(r, k, col);
-  if (Object.hasOwn(into, key)) {
-    r.fail(k, col, `duplicate key '${key}' (first at line ${keys[key]!.line})`);
+  const key = readKey(r, k, 2);
+  const valueStart = keyValueStart;
+  for (let i = 0; i < b.size; i++) {
+    if (b.keys[i] === key) r.fail(k, 2, `duplicate key '${key}' (first at line ${b.keyLines[i]})`);
   }
+  const n = b.size++;
+  b.keys[n] = key;
+  b.keyLines[n] = k + 1;
   // The first character after the key says what follows (no substring: this runs per key, cold).
   const c0 = valueStart < l.length ? l.charCodeAt(valueStart) : -1;
   if (c0 === -1 || c0 === 35 /* # */) {
     // Nested block (or null).
-    const n = r.nextContent(k + 1);
-    const ni = n < 0 ? -1 : r.ind(n);
-    if (n >= 0 && ni > col) {
-      const nl = r.lines[n]!;
-      if (nl.startsWith("- ", ni) || nl === `${" ".repeat(ni)}-`) {
-        const [seq, next] = readBlockSeq(r, n, ni);
-        into[key] = seq;
-        keys[key] = { line: k + 1, col: col + 1, valueCol: 0 };
-        return next;
-      }
-      const [map, next] = readBlockMap(r, n, ni);
-      into[key] = map;
-      keys[key] = { line: k + 1, col: col + 1, valueCol: 0 };
-      return next;
+    b.valueCols[n] = 0;
+    const next = r.nextContent(k + 1);
+    const ni = next < 0 ? -1 : r.ind(next);
+    if (next >= 0 && ni > 2) {
+      const nl = r.lines[next]!;
+      if (nl.startsWith("- ", ni) || (nl.length === ni + 1 && nl.charCodeAt(ni) === 45) /* - */) {
+        b.values[n] = readBlockSeq(r, next, ni);
+      } else b.values[n] = readBlockMap(r, next, ni);
+      return blockEnd;
     }
-    if (n >= 0 && ni === col && r.lines[n]!.startsWith("- ", ni)) {
+    if (next >= 0 && ni === 2 && r.lines[next]!.startsWith("- ", ni)) {
       // A block sequence may sit at the same indentation as its key.
-      const [seq, next] = readBlockSeq(r, n, ni);
-      into[key] = seq;
-      keys[key] = { line: k + 1, col: col + 1, valueCol: 0 };
-      return next;
+      b.values[n] = readBlockSeq(r, next, ni);
+      return blockEnd;
     }
-    into[key] = null;
-    keys[key] = { line: k + 1, col: col + 1, valueCol: 0 };
+    b.values[n] = null;
     return k + 1;
   }
-  keys[key] = { line: k + 1, col: col + 1, valueCol: valueStart + 1 };
+  b.valueCols[n] = valueStart + 1;
   if (c0 === 124 /* | */) {
-    const [s, next] = readLiteralBlock(r, k, valueStart, col);
-    into[key] = s;
-    return next;
+    b.values[n] = readLiteralBlock(r, k, valueStart, 2);
+    return blockEnd;
   }
-  into[key] = readInlineValue(r, k, valueStart);
+  b.values[n] = readInlineValue(r, k, valueStart, 2);
   return k + 1;
 }
+
+// Second results of the readers below (module state instead of a tuple or
+// object per call: these run for every key on the catalog's cold path).
+/** readKey: the column where the value starts. */
+let keyValueStart = 0;
+/** readBlockMap/readBlockSeq/readLiteralBlock: the line after the block. */
+let blockEnd = 0;
 
 // `key:` then a space or the end of the line; keys are plain words, or
 // comma-separated words for `dispatch:` (`CPU, CUDA:`).
 const KEY_RE = /([A-Za-z0-9_]+(?:, ?[A-Za-z0-9_]+| [A-Za-z0-9_]+)*):(?: +|$)/y;
 
-function readKey(r: Reader, k: number, col: number): { key: string; valueStart: number } {
+/** Keys KEY_RE has matched, by keyShape. */
+const KNOWN_KEYS = new Map<number, string[]>();
+
+/** Length and first character of the key text l[col, colon), as one number for KNOWN_KEYS. */
+function keyShape(l: string, col: number, colon: number): number {
+  return (colon - col) * 128 + (l.charCodeAt(col) & 127);
+}
+
+/** The key at column `col` of line `k`; sets keyValueStart. */
+function readKey(r: Reader, k: number, col: number): string {
   const l = r.lines[k]!;
+  // A key KEY_RE matched before is valid wherever it stands (it holds no ':',
+  // so it is all of the text up to the first ':'): comparing with the known
+  // keys of that length is cheaper than running the regex, and gives one
+  // string object per distinct key.
+  const colon = l.indexOf(":", col);
+  const shape = colon > col ? keyShape(l, col, colon) : -1;
+  if (shape >= 0) {
+    const known = KNOWN_KEYS.get(shape);
+    if (known !== undefined) {
+      for (let i = 0; i < known.length; i++) {
+        const key = known[i]!;
+        if (!l.startsWith(key, col)) continue;
+        let v = colon + 1;
+        if (v === l.length) {
+          keyValueStart = v;
+          return key;
+        }
+        if (l.charCodeAt(v) !== 32) break;
+        do v++;
+        while (l.charCodeAt(v) === 32);
+        keyValueStart = v;
+        return key;
+      }
+    }
+  }
   KEY_RE.lastIndex = col;
   const m = KEY_RE.exec(l);
-  if (m) return { key: m[1]!, valueStart: KEY_RE.lastIndex };
+  if (m) {
+    keyValueStart = KEY_RE.lastIndex;
+    const key = m[1]!;
+    const known = KNOWN_KEYS.get(shape);
+    if (known === undefined) KNOWN_KEYS.set(shape, [key]);
+    else if (known.length < 100) known.push(key);
+    return key;
+  }
   // Slow path: say what is wrong.
   let i = col;
   for (; i < l.length; i++) {
@@ -242,44 +369,69 @@ function readKey(r: Reader, k: number, col: number): { key: string; valueStart: 
   return r.fail(k, i + 1, "expected a space after ':'");
 }
 
-function readBlockMap(r: Reader, k: number, ind: number): [Record<string, YamlValue>, number] {
-  const map: Record<string, YamlValue> = {};
-  const keys: Record<string, KeyLoc> = {};
+const scratchKeys: string[] = [];
+const scratchValues: YamlValue[] = [];
+
+/** A nested block mapping of scalars at indentation `ind` from line `k`; sets blockEnd. */
+function readBlockMap(r: Reader, k: number, ind: number): BlockMap {
+  // Collected in scratch arrays, kept as exact-size copies.
+  const keys = scratchKeys;
+  const values = scratchValues;
+  let size = 0;
   let n = k;
   for (;;) {
     const l = r.lines[n]!;
-    const { key, valueStart } = readKey(r, n, ind);
-    if (Object.hasOwn(map, key)) r.fail(n, ind, `duplicate key '${key}' (first at line ${keys[key]!.line})`);
-    keys[key] = { line: n + 1, col: ind + 1, valueCol: valueStart + 1 };
+    const key = readKey(r, n, ind);
+    const valueStart = keyValueStart;
+    let dup = false;
+    for (let i = 0; i < size; i++) if (keys[i] === key) dup = true;
+    if (dup) {
+      let first = k;
+      while (readKey(r, first, ind) !== key) first = r.nextContent(first + 1);
+      r.fail(n, ind, `duplicate key '${key}' (first at line ${first + 1})`);
+    }
     const c0 = valueStart < l.length ? l.charCodeAt(valueStart) : -1;
     if (c0 === -1 || c0 === 35 /* # */) r.fail(n, ind, "nested blocks deeper than one level are not supported here");
     if (c0 === 124) r.fail(n, valueStart, "block scalars are not supported inside a nested mapping");
-    map[key] = readInlineValue(r, n, valueStart);
+    keys[size] = key;
+    values[size++] = readInlineValue(r, n, valueStart, ind);
     const next = r.nextContent(n + 1);
-    if (next < 0) return [map, r.lines.length];
-    const ni = r.ind(next);
-    if (ni < ind) return [map, next];
+    const ni = next < 0 ? -1 : r.ind(next);
+    if (ni < ind) {
+      blockEnd = next < 0 ? r.lines.length : next;
+      return new BlockMap(keys.slice(0, size), values.slice(0, size));
+    }
     if (ni > ind) r.fail(next, ni, `unexpected indentation ${ni} inside a mapping indented by ${ind}`);
     n = next;
   }
 }
 
-function readBlockSeq(r: Reader, k: number, ind: number): [YamlValue[], number] {
+/** A nested block sequence of scalars at indentation `ind` from line `k`; sets blockEnd. */
+function readBlockSeq(r: Reader, k: number, ind: number): YamlValue[] {
   const seq: YamlValue[] = [];
   let n = k;
   for (;;) {
     const l = r.lines[n]!;
-    if (!l.startsWith("- ", ind)) return [seq, n];
+    if (!l.startsWith("- ", ind)) {
+      blockEnd = n;
+      return seq;
+    }
     let v = ind + 2;
     while (v < l.length && l.charCodeAt(v) === 32) v++;
     const rest = l.slice(v);
     if (rest === "" || rest.startsWith("#")) r.fail(n, ind, "empty or nested list items are not supported here");
     if (looksLikeKey(rest)) r.fail(n, v, "mappings inside a nested list are not supported here");
-    seq.push(readInlineValue(r, n, v));
+    seq.push(readInlineValue(r, n, v, ind + 2));
     const next = r.nextContent(n + 1);
-    if (next < 0) return [seq, r.lines.length];
+    if (next < 0) {
+      blockEnd = r.lines.length;
+      return seq;
+    }
     const ni = r.ind(next);
-    if (ni < ind) return [seq, next];
+    if (ni < ind) {
+      blockEnd = next;
+      return seq;
+    }
     if (ni > ind) r.fail(next, ni, `unexpected indentation ${ni} inside a list indented by ${ind}`);
     n = next;
   }
@@ -290,8 +442,8 @@ function looksLikeKey(s: string): boolean {
   return m !== null;
 }
 
-/** `|`, `|-`, `|+` literal block scalars (tags.yaml's `desc:`). */
-function readLiteralBlock(r: Reader, k: number, at: number, parentIndent: number): [string, number] {
+/** `|`, `|-`, `|+` literal block scalars (tags.yaml's `desc:`); sets blockEnd. */
+function readLiteralBlock(r: Reader, k: number, at: number, parentIndent: number): string {
   const l = r.lines[k]!;
   const header = l
     .slice(at)
@@ -323,24 +475,65 @@ function readLiteralBlock(r: Reader, k: number, at: number, parentIndent: number
   while (end > 0 && body[end - 1] === "") end--;
   const kept = body.slice(0, end);
   let s = kept.join("\n");
-  if (header === "|-") return [s, n];
+  blockEnd = n;
+  if (header === "|-") return s;
   if (kept.length > 0) s += "\n";
   if (header === "|+") s += "\n".repeat(body.length - end);
-  return [s, n];
+  return s;
 }
 
-/** An inline value starting at column `at` of line `k`, running to the end of the line (or a comment). */
-function readInlineValue(r: Reader, k: number, at: number): YamlValue {
+/**
+ * An inline value starting at column `at` of line `k`, running to the end of
+ * the line (or a comment). `ownIndent` is the column of its key (of the text
+ * after `- ` for a list item): a more-indented line after it would continue it.
+ */
+function readInlineValue(r: Reader, k: number, at: number, ownIndent: number): YamlValue {
   const l = r.lines[k]!;
   const c = l.charCodeAt(at);
+  // Most values (kernel names, schemas, `function, method`) start with a
+  // letter, digit or '_', which none of the constructs below start with.
+  if (!((c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95)) {
+    const v = readSpecialValue(r, k, at, c);
+    if (v !== undefined) return v;
+  }
+  // Plain scalar: to a ` #` comment or the end of the line.
+  let end = l.length;
+  const hash = l.indexOf(" #", at);
+  if (hash >= 0) end = hash;
+  let s = l.slice(at, end);
+  const last = s.charCodeAt(s.length - 1);
+  if (!(last > 32 && last < 127)) s = s.trimEnd();
+  const colon = s.indexOf(": ");
+  if (colon >= 0 || s.endsWith(":")) {
+    r.fail(k, at + (colon >= 0 ? colon : s.length - 1), "unexpected ': ' inside a plain value (quote the value)");
+  }
+  // A plain scalar continued on more-indented lines is valid YAML that we do
+  // not support; catch it instead of silently truncating.
+  const next = r.nextContent(k + 1);
+  if (next >= 0) {
+    const ni = r.ind(next);
+    if (ni > ownIndent && !r.lines[next]!.startsWith("- ", ni)) {
+      r.fail(next, ni, "multi-line plain values are not supported here");
+    }
+  }
+  return resolvePlain(s);
+}
+
+/**
+ * readInlineValue for a value starting with character `c` (not a letter,
+ * digit or '_'): a flow list, a quoted string or `{}`, an error for
+ * unsupported constructs; undefined for a plain scalar.
+ */
+function readSpecialValue(r: Reader, k: number, at: number, c: number): YamlValue | undefined {
+  const l = r.lines[k]!;
   if (c === 91 /* [ */) {
-    const [seq, end] = readFlowSeq(r, k, at);
-    expectLineEnd(r, k, end);
+    const seq = readFlowSeq(r, k, at);
+    expectLineEnd(r, k, valueEnd);
     return seq;
   }
   if (c === 39 /* ' */ || c === 34 /* " */) {
-    const [s, end] = readQuoted(r, k, at);
-    expectLineEnd(r, k, end);
+    const s = readQuoted(r, k, at);
+    expectLineEnd(r, k, valueEnd);
     return s;
   }
   if (c === 123 /* { */) {
@@ -356,28 +549,7 @@ function readInlineValue(r: Reader, k: number, at: number): YamlValue {
   if (c === 45 /* - */ && (at + 1 === l.length || l.charCodeAt(at + 1) === 32)) {
     r.fail(k, at, "a list item cannot start inline after a key");
   }
-  // Plain scalar: to a ` #` comment or the end of the line.
-  let end = l.length;
-  const hash = l.indexOf(" #", at);
-  if (hash >= 0) end = hash;
-  const s = l.slice(at, end).trimEnd();
-  const colon = s.indexOf(": ");
-  if (colon >= 0 || s.endsWith(":")) {
-    r.fail(k, at + (colon >= 0 ? colon : s.length - 1), "unexpected ': ' inside a plain value (quote the value)");
-  }
-  // A plain scalar continued on more-indented lines is valid YAML that we do
-  // not support; catch it instead of silently truncating.
-  const next = r.nextContent(k + 1);
-  if (next >= 0) {
-    const ni = r.ind(next);
-    const ki = r.ind(k);
-    const lineIsItem = l.startsWith("- ", ki);
-    const ownIndent = lineIsItem ? ki + 2 : ki;
-    if (ni > ownIndent && !r.lines[next]!.startsWith("- ", ni)) {
-      r.fail(next, ni, "multi-line plain values are not supported here");
-    }
-  }
-  return resolvePlain(s);
+  return undefined;
 }
 
 function expectLineEnd(r: Reader, k: number, end: number): void {
@@ -389,7 +561,11 @@ function expectLineEnd(r: Reader, k: number, end: number): void {
   }
 }
 
-function readQuoted(r: Reader, k: number, at: number): [string, number] {
+/** readQuoted/readFlowSeq: the column after the value. */
+let valueEnd = 0;
+
+/** Sets valueEnd. */
+function readQuoted(r: Reader, k: number, at: number): string {
   const l = r.lines[k]!;
   const q = l.charCodeAt(at);
   let s = "";
@@ -402,12 +578,18 @@ function readQuoted(r: Reader, k: number, at: number): [string, number] {
       if (l.charCodeAt(j + 1) === 39) {
         s += "'";
         i = j + 2;
-      } else return [s, j + 1];
+      } else {
+        valueEnd = j + 1;
+        return s;
+      }
     }
   }
   for (; i < l.length; i++) {
     const ch = l.charCodeAt(i);
-    if (ch === 34) return [s, i + 1];
+    if (ch === 34) {
+      valueEnd = i + 1;
+      return s;
+    }
     if (ch === 92 /* \ */) {
       const e = l[i + 1];
       const map: Record<string, string> = { n: "\n", t: "\t", '"': '"', "\\": "\\", "/": "/", r: "\r", "0": "\0" };
@@ -419,25 +601,26 @@ function readQuoted(r: Reader, k: number, at: number): [string, number] {
   return r.fail(k, at, "unterminated double-quoted string (multi-line strings are not supported here)");
 }
 
-function readFlowSeq(r: Reader, k: number, at: number): [YamlValue[], number] {
+/** Sets valueEnd. */
+function readFlowSeq(r: Reader, k: number, at: number): YamlValue[] {
   const l = r.lines[k]!;
+  const len = l.length;
   const out: YamlValue[] = [];
   let i = at + 1;
-  const skip = () => {
-    while (i < l.length && l.charCodeAt(i) === 32) i++;
-  };
-  skip();
-  if (l.charCodeAt(i) === 93) return [out, i + 1];
+  while (i < len && l.charCodeAt(i) === 32) i++;
+  if (l.charCodeAt(i) === 93) {
+    valueEnd = i + 1;
+    return out;
+  }
   for (;;) {
-    skip();
+    while (i < len && l.charCodeAt(i) === 32) i++;
     const c = l.charCodeAt(i);
     if (c === 39 || c === 34) {
-      const [s, end] = readQuoted(r, k, i);
-      out.push(s);
-      i = end;
+      out.push(readQuoted(r, k, i));
+      i = valueEnd;
     } else {
       const start = i;
-      while (i < l.length) {
+      while (i < len) {
         const ch = l.charCodeAt(i);
         if (ch === 44 || ch === 93) break;
         if (ch === 91 || ch === 123 || ch === 125 || ch === 35) {
@@ -445,36 +628,39 @@ function readFlowSeq(r: Reader, k: number, at: number): [YamlValue[], number] {
         }
         i++;
       }
-      if (i >= l.length) r.fail(k, at, "unterminated flow list '['");
+      if (i >= len) r.fail(k, at, "unterminated flow list '['");
       const item = l.slice(start, i).trimEnd();
       if (item === "") r.fail(k, start, "empty item in a flow list");
       if (item.includes(": ")) r.fail(k, start, "mappings inside a flow list are not supported");
       out.push(resolvePlain(item));
     }
-    skip();
+    while (i < len && l.charCodeAt(i) === 32) i++;
     const d = l.charCodeAt(i);
-    if (d === 93) return [out, i + 1];
+    if (d === 93) break;
     if (d !== 44) r.fail(k, i, "expected ',' or ']' in a flow list");
     i++;
-    skip();
+    while (i < len && l.charCodeAt(i) === 32) i++;
     // A trailing comma before ']' is allowed by YAML.
-    if (l.charCodeAt(i) === 93) return [out, i + 1];
+    if (l.charCodeAt(i) === 93) break;
   }
+  valueEnd = i + 1;
+  return out;
 }
 
 const INT_RE = /^[-+]?[0-9]+$/;
 const FLOAT_RE = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/;
 
-/** First characters of null/true/false spellings (`~`, `.`, `+`, `-` and digits are checked apart). */
-const PLAIN_SPECIAL_FIRST: ReadonlySet<number> = new Set([..."nNtTfF"].map((x) => x.charCodeAt(0)));
-
 /** YAML 1.2 core schema, as the `yaml` package resolves plain scalars by default. */
 function resolvePlain(s: string): YamlScalar {
-  // Most values (kernel names, `function, method`, schemas) start with a
-  // letter no special scalar starts with: skip the string compares below.
+  // Most values (kernel names, `function, method`, schemas) are no special
+  // scalar: skip the string compares below. Those start with ~, a number's
+  // first character (.inf, .nan too) or, at most 5 long, n/N/t/T/f/F
+  // (null/true/false spellings).
   const c = s.charCodeAt(0);
-  if (!(c === 126 || c === 46 || c === 43 || c === 45 || (c >= 48 && c <= 57) || PLAIN_SPECIAL_FIRST.has(c))) {
-    if (s.length > 0) return s;
+  if (!(c === 126 || c === 46 || c === 43 || c === 45 || (c >= 48 && c <= 57))) {
+    if (s.length > 5 || !(c === 110 || c === 78 || c === 116 || c === 84 || c === 102 || c === 70)) {
+      if (s.length > 0) return s;
+    }
   }
   switch (s) {
     case "":

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildCatalog } from "../../src/model/catalog.js";
+import { LazyNativeFunctions } from "../../src/model/lazy.js";
 import { parseNativeFunctionsYaml } from "../../src/model/native.js";
 import { parseTagsYaml } from "../../src/model/tags.js";
 import type { NativeFunction, OperatorCatalog } from "../../src/model/types.js";
@@ -77,6 +78,29 @@ describe("lazy catalog", () => {
     const c = buildCatalog(torch, nf, tags);
     touch(c);
     expectSameAsEager(c);
+  });
+
+  it("expect() of every name reads the whole file in one pass, equal to the eager reader", () => {
+    const c = buildCatalog(torch, nf, tags);
+    c.expect?.(eager().functions.map((f) => f.name));
+    expectSameAsEager(c);
+    const validTags = new Set(parseTagsYaml(tags, torch.tagsYaml).map((t) => t.tag));
+    const lazy = LazyNativeFunctions.of(nf, torch.nativeFunctionsYaml, validTags)!;
+    lazy.expect(eager().functions.map((f) => f.name));
+    expect(lazy.isWhole).toBe(true);
+    expect(lazy.all().functions).toEqual(eager().functions);
+  });
+
+  it("expect() of a few names keeps the catalog lazy", () => {
+    const validTags = new Set(parseTagsYaml(tags, torch.tagsYaml).map((t) => t.tag));
+    const lazy = LazyNativeFunctions.of(nf, torch.nativeFunctionsYaml, validTags)!;
+    lazy.expect(["add.Tensor", "add.out", "relu", "no_such_op"]);
+    expect(lazy.isWhole).toBe(false);
+    expect(lazy.fn("add.out")?.name).toBe("add.out");
+    expect(lazy.group("add_.Tensor")?.functional.name).toBe("add.Tensor");
+    expect(lazy.isWhole).toBe(false);
+    const e = eager();
+    expect(lazy.fn("relu")).toEqual(e.functions.find((f) => f.name === "relu"));
   });
 
   it("reports a bad entry when its operator is first asked for, with file:line:col", () => {

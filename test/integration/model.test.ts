@@ -275,6 +275,13 @@ describe("fast YAML reader", () => {
     ["multi-line plain", { given: "- func: a\n  tags: b\n    c\n", want: "f.yaml:3:5: multi-line plain values" }],
     ["tab", { given: "- func: a\n\tvariants: function\n", want: "f.yaml:2:1: tab characters" }],
     ["duplicate key", { given: "- func: a\n  func: b\n", want: "f.yaml:2:3: duplicate key 'func' (first at line 1)" }],
+    [
+      "duplicate nested key",
+      {
+        given: "- func: a\n  dispatch:\n    CPU: x\n    # c\n    CUDA: y\n    CPU: z\n",
+        want: "f.yaml:6:5: duplicate key 'CPU' (first at line 3)",
+      },
+    ],
     ["not a list", { given: "func: a\n", want: "f.yaml:1:1: expected a top-level list entry" }],
     ["colon in value", { given: "- func: a: b\n", want: "f.yaml:1:10: unexpected ': '" }],
   ];
@@ -323,6 +330,17 @@ describe("native_functions.yaml errors", () => {
       expect(d).toHaveLength(1);
       expect(d[0]!.loc).toEqual({ file: "nf.yaml", line: 1, col: 33 });
       expect(d[0]!.message).toMatch(/unknown type 'Tensr'/);
+    }
+  });
+
+  it("shows a nested mapping given where a string belongs, and checks kernel names", () => {
+    const text = "- func:\n    CPU: x\n- func: b(Tensor self) -> Tensor\n  dispatch:\n    CPU: 3\n";
+    try {
+      parseNativeFunctions(text, "nf.yaml", new Set());
+      expect.unreachable();
+    } catch (e) {
+      const d = (e as UserError).diagnostics.map((x) => `${x.loc?.line}:${x.loc?.col}: ${x.message}`);
+      expect(d).toEqual([`1:3: 'func' must be a string, got {"CPU":"x"}`, "4:3: kernel for 'CPU' must be a string"]);
     }
   });
 
