@@ -36,6 +36,9 @@ import {
   type BackendConfig,
   type BackendKey,
   DEFAULT_DEVICE,
+  DTYPE_ALIASES,
+  DTYPES,
+  type Dtype,
   FALLBACK_POLICIES,
   type FallbackPolicy,
   type NonNativeEntry,
@@ -69,7 +72,7 @@ export const TORCHGEN_KEYS = [
   "device_guard",
 ] as const;
 /** Our additions; see docs/backend-yaml.md. */
-export const OUR_KEYS = ["device", "python_package", "fallback"] as const;
+export const OUR_KEYS = ["device", "python_package", "fallback", "dtypes"] as const;
 export const ALL_KEYS: readonly string[] = [...TORCHGEN_KEYS, ...OUR_KEYS];
 
 type OpListKey = "supported" | "autograd" | "symint" | "full_codegen" | "ir_gen";
@@ -464,6 +467,7 @@ class Checker {
 
     // --- our keys
     const fallback = this.readFallback(value("fallback"));
+    const dtypes = this.readDtypes(value("dtypes"));
     const device = this.checkDevice(backend, value("device"), keyLocs.get("backend") ?? topLoc);
     const ppRaw = this.readString("python_package", value("python_package"));
     let pythonPackage = `torch_${device}`;
@@ -497,6 +501,7 @@ class Checker {
       device,
       pythonPackage,
       fallback,
+      dtypes,
       keyLocs,
     };
   }
@@ -556,6 +561,60 @@ class Checker {
       return fallbackName;
     }
     return raw;
+  }
+
+  /** `dtypes:` a list of torch dtype names (DTYPES); null when absent. */
+  private readDtypes(node: unknown): Dtype[] | null {
+    if (isNullScalar(node) || isAlias(node)) return null;
+    const allowed = `allowed: ${DTYPES.join(", ")}`;
+    if (!isSeq(node)) {
+      this.error(this.locOf(node), `dtypes is ${describe(node)}; it must be a list of dtype names (${allowed})`);
+      return null;
+    }
+    const seen = new Map<Dtype, SourceLoc>();
+    let bad = false;
+    for (const item of node.items) {
+      if (isAlias(item)) continue;
+      const loc = this.locOf(item);
+      const raw = pyyamlString(item);
+      if (raw === null) {
+        this.error(loc, `dtypes entry is ${describe(item)}; entries are dtype names like float32 (${allowed})`);
+        bad = true;
+        continue;
+      }
+      const bare = raw.startsWith("torch.") ? raw.slice("torch.".length) : raw;
+      const known = DTYPES.find((d) => d === bare);
+      if (!known) {
+        const alias = DTYPE_ALIASES[bare];
+        const hint = alias
+          ? `; torch.${bare} is written ${alias} here`
+          : didYouMean(bare, DTYPES) || "; the conformance runner has samples only for these";
+        this.error(loc, `dtypes entry ${q(raw)} is not a dtype we can test${hint} (${allowed})`);
+        bad = true;
+        continue;
+      }
+      if (bare !== raw) {
+        this.error(loc, `dtypes entry ${q(raw)}: write ${known}, without torch.`);
+        bad = true;
+        continue;
+      }
+      const prev = seen.get(known);
+      if (prev) {
+        this.warn(
+          loc,
+          `${known} is listed twice in dtypes (lines ${prev.line} and ${loc.line}); the second entry is ignored`,
+        );
+        continue;
+      }
+      seen.set(known, loc);
+    }
+    if (seen.size === 0 && !bad) {
+      this.error(
+        this.locOf(node),
+        `dtypes is empty; list the dtypes your device supports, or leave the key out (${allowed})`,
+      );
+    }
+    return DTYPES.filter((d) => seen.has(d));
   }
 
   private readFallback(node: unknown): FallbackPolicy {

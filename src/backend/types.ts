@@ -1,7 +1,8 @@
 /**
  * A vendor's backend YAML, validated and fully defaulted: which aten operators
  * the device implements (and how), plus the few settings a PrivateUse1 backend
- * needs beyond torchgen's (the device name, its Python package, the fallback).
+ * needs beyond torchgen's (the device name, its Python package, the fallback,
+ * the dtypes it supports).
  *
  * Every torchgen key keeps torchgen's meaning (gen_backend_stubs.py /
  * gen_lazy_tensor.py); docs/backend-yaml.md documents each key and default.
@@ -37,6 +38,39 @@ export const DEFAULT_DEVICE: Readonly<Record<BackendKey, string>> = {
 /** What happens to an aten operator the backend does not list. */
 export const FALLBACK_POLICIES = ["cpu", "none"] as const;
 export type FallbackPolicy = (typeof FALLBACK_POLICIES)[number];
+
+/**
+ * The dtypes a backend can claim in `dtypes:` (torch.<name>), in report order:
+ * floating first, then complex, integers, bool. These are the dtypes the
+ * conformance runner makes samples for.
+ */
+export const DTYPES = [
+  "float32",
+  "float64",
+  "float16",
+  "bfloat16",
+  "complex64",
+  "complex128",
+  "int64",
+  "int32",
+  "int16",
+  "int8",
+  "uint8",
+  "bool",
+] as const;
+export type Dtype = (typeof DTYPES)[number];
+
+/** torch's other spellings of those dtypes (torch.half is torch.float16). */
+export const DTYPE_ALIASES: Readonly<Record<string, Dtype>> = {
+  float: "float32",
+  double: "float64",
+  half: "float16",
+  cfloat: "complex64",
+  cdouble: "complex128",
+  long: "int64",
+  int: "int32",
+  short: "int16",
+};
 
 /** One operator named in `supported`, `autograd`, `symint`, `full_codegen` or `ir_gen`. */
 export interface OpEntry {
@@ -92,6 +126,12 @@ export interface BackendConfig {
   readonly pythonPackage: string;
   /** `fallback:` default `cpu`. */
   readonly fallback: FallbackPolicy;
+  /**
+   * `dtypes:` the dtypes the device supports, in DTYPES order, duplicates
+   * removed; null when the YAML does not say (the conformance runner then
+   * tests its default set).
+   */
+  readonly dtypes: readonly Dtype[] | null;
   /** Where each top-level key is written, for later passes that want to cite it. */
   readonly keyLocs: ReadonlyMap<string, SourceLoc>;
   /** Problems that do not stop generation (duplicates, defaults worth knowing). */

@@ -116,6 +116,12 @@ export function selectOps(
   sel: Selection,
 ): { readonly ops: OpUnderTest[]; readonly unmatched: string[] } {
   const globs = sel.globs ?? [];
+  const claimed = manifest.dtypes;
+  if (sel.dtypes && claimed && !sel.dtypes.some((d) => claimed.includes(d))) {
+    throw new UserError(
+      `--dtypes ${sel.dtypes.join(",")}: the backend claims none of these; its backend.yaml dtypes: are ${claimed.join(", ")}`,
+    );
+  }
   const used = new Set<string>();
   const names = [...new Set(manifest.operators.map((o) => o.name))].sort();
   const byName = new Map(manifest.operators.map((o) => [o.name, o]));

@@ -8,6 +8,7 @@
  * reader can rerun exactly that sample alone. Every report (terminal, JSON,
  * JUnit, Markdown, HTML) is a view of the same `Report`, so they agree.
  */
+import { DTYPES } from "../backend/types.js";
 
 export const CHECKS = [
   "errors",
@@ -24,21 +25,8 @@ export const CHECKS = [
 ] as const;
 export type Check = (typeof CHECKS)[number];
 
-/** dtype order in reports: floating first, then complex, integers, bool. */
-export const DTYPE_ORDER = [
-  "float32",
-  "float64",
-  "float16",
-  "bfloat16",
-  "complex64",
-  "complex128",
-  "int64",
-  "int32",
-  "int16",
-  "int8",
-  "uint8",
-  "bool",
-] as const;
+/** dtype order in reports: floating first, then complex, integers, bool (the dtypes backend.yaml may claim). */
+export const DTYPE_ORDER: readonly string[] = DTYPES;
 
 /** Claimed when neither the manifest nor --dtypes says otherwise. */
 export const DEFAULT_DTYPES: readonly string[] = [

@@ -47,6 +47,7 @@ function summary(c: BackendConfig) {
     device: c.device,
     pythonPackage: c.pythonPackage,
     fallback: c.fallback,
+    dtypes: c.dtypes,
     useOutAsPrimary: c.useOutAsPrimary,
     deviceGuard: c.deviceGuard,
     supported: c.supported.map((e) => e.name),
@@ -69,6 +70,7 @@ const DEFAULTS = {
   device: "mychip",
   pythonPackage: "torch_mychip",
   fallback: "cpu",
+  dtypes: null,
   useOutAsPrimary: false,
   deviceGuard: false,
   supported: [],
@@ -104,7 +106,7 @@ const invalid: [string, { given: string; want: string[] }][] = [
     {
       given: y("- add.Tensor", "- mul.Tensor"),
       want: [
-        "backend.yaml:1:1: the top level is a list; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback)",
+        "backend.yaml:1:1: the top level is a list; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes)",
       ],
     },
   ],
@@ -113,7 +115,7 @@ const invalid: [string, { given: string; want: string[] }][] = [
     {
       given: y("PrivateUse1"),
       want: [
-        'backend.yaml:1:1: the top level is the string "PrivateUse1"; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback)',
+        'backend.yaml:1:1: the top level is the string "PrivateUse1"; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes)',
       ],
     },
   ],
@@ -332,10 +334,10 @@ const invalid: [string, { given: string; want: string[] }][] = [
     {
       given: y(...HEAD, "suported:", "  - add.Tensor", "cpp_namspace: x", "extra_headers: [foo.h]", "zzz: 1"),
       want: [
-        'backend.yaml:4:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback',
-        'backend.yaml:6:1: unknown key "cpp_namspace"; did you mean "cpp_namespace"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback',
-        'backend.yaml:7:1: unknown key "extra_headers"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback',
-        'backend.yaml:8:1: unknown key "zzz"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback',
+        'backend.yaml:4:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
+        'backend.yaml:6:1: unknown key "cpp_namspace"; did you mean "cpp_namespace"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
+        'backend.yaml:7:1: unknown key "extra_headers"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
+        'backend.yaml:8:1: unknown key "zzz"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
       ],
     },
   ],
@@ -446,13 +448,13 @@ const invalid: [string, { given: string; want: string[] }][] = [
         "supported: *d",
       ),
       want: [
-        'backend.yaml:4:1: unknown key "x"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback',
+        'backend.yaml:4:1: unknown key "x"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
         "backend.yaml:4:7: YAML anchor &a (used by 9 aliases, line 5) is not allowed; write values out in full, without & and *",
-        'backend.yaml:5:1: unknown key "x1"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback',
+        'backend.yaml:5:1: unknown key "x1"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
         "backend.yaml:5:8: YAML anchor &b (used by 9 aliases, line 6) is not allowed; write values out in full, without & and *",
-        'backend.yaml:6:1: unknown key "x2"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback',
+        'backend.yaml:6:1: unknown key "x2"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
         "backend.yaml:6:8: YAML anchor &c (used by 9 aliases, line 7) is not allowed; write values out in full, without & and *",
-        'backend.yaml:7:1: unknown key "x3"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback',
+        'backend.yaml:7:1: unknown key "x3"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
         "backend.yaml:7:8: YAML anchor &d (used by 1 alias, line 8) is not allowed; write values out in full, without & and *",
       ],
     },
@@ -540,6 +542,48 @@ const invalid: [string, { given: string; want: string[] }][] = [
         'backend.yaml:3:9: device "cuda" is a device torch already has; choose a new lower-case name like mychip',
         'backend.yaml:4:17: python_package "torch-mychip" is not a Python identifier (letters, digits and _); it must be an importable name like torch_mychip',
         'backend.yaml:5:11: fallback "gpu" is not a fallback policy; use cpu or none',
+      ],
+    },
+  ],
+  [
+    "dtypes: aliases, torch. prefix, unknown names, non-strings",
+    {
+      given: y(
+        "backend: PrivateUse1",
+        "cpp_namespace: at::mychip",
+        "device: mychip",
+        "dtypes:",
+        "- half",
+        "- torch.float32",
+        "- flaot32",
+        "- float8_e4m3fn",
+        "- 32",
+        "- float64",
+      ),
+      want: [
+        'backend.yaml:5:3: dtypes entry "half" is not a dtype we can test; torch.half is written float16 here (allowed: float32, float64, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, bool)',
+        'backend.yaml:6:3: dtypes entry "torch.float32": write float32, without torch.',
+        'backend.yaml:7:3: dtypes entry "flaot32" is not a dtype we can test; did you mean "float32"? (allowed: float32, float64, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, bool)',
+        'backend.yaml:8:3: dtypes entry "float8_e4m3fn" is not a dtype we can test; the conformance runner has samples only for these (allowed: float32, float64, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, bool)',
+        "backend.yaml:9:3: dtypes entry is the number 32; entries are dtype names like float32 (allowed: float32, float64, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, bool)",
+      ],
+    },
+  ],
+  [
+    "dtypes that is not a list, and an empty one",
+    {
+      given: y("backend: PrivateUse1", "cpp_namespace: at::mychip", "device: mychip", "dtypes: float32"),
+      want: [
+        'backend.yaml:4:9: dtypes is the string "float32"; it must be a list of dtype names (allowed: float32, float64, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, bool)',
+      ],
+    },
+  ],
+  [
+    "an empty dtypes list",
+    {
+      given: y("backend: PrivateUse1", "cpp_namespace: at::mychip", "device: mychip", "dtypes: []"),
+      want: [
+        "backend.yaml:4:9: dtypes is empty; list the dtypes your device supports, or leave the key out (allowed: float32, float64, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, bool)",
       ],
     },
   ],
@@ -683,11 +727,16 @@ const valid: [string, { given: string; want: Partial<Summary> }][] = [
         "device: my_chip",
         "python_package: mychip_torch",
         "fallback: none",
+        "dtypes: [int64, bfloat16, float32, bool, float32]",
         "device_guard: true",
         "use_out_as_primary: true",
         "supported: [add.out]",
       ),
       want: {
+        dtypes: ["float32", "bfloat16", "int64", "bool"],
+        warnings: [
+          "backend.yaml:7:42: warning: float32 is listed twice in dtypes (lines 7 and 7); the second entry is ignored",
+        ],
         cppNamespace: "vendor::torch_ext::mychip",
         cppNamespaceParts: ["vendor", "torch_ext", "mychip"],
         className: "MychipKernels",
@@ -846,7 +895,7 @@ describe("fixtures", () => {
       `${f}:5:9: device "cpu" is a device torch already has; choose a new lower-case name like mychip`,
       `${f}:6:11: fallback "maybe" is not a fallback policy; use cpu or none`,
       `${f}:7:15: device_guard is the string "sometimes"; it must be true or false`,
-      `${f}:8:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback`,
+      `${f}:8:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes`,
       `${f}:12:5: supported entry "add" is not an operator: it has only named overloads; list each you implement: add.Scalar, add.Scalar_out, add.Tensor, add.out`,
       `${f}:14:5: supported entry is the number 7; entries are operator names as strings, like add.Tensor`,
       `${f}:15:5: supported entry "sigmoid.Tensor" is not an operator of torch ${catalog.torchVersion}; sigmoid has: sigmoid, sigmoid.out`,

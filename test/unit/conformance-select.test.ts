@@ -61,6 +61,19 @@ describe("selectOps", () => {
     expect(selectOps(manifest, info, { globs: ["nomatch*", "relu"] }).unmatched).toEqual(["nomatch*"]);
   });
 
+  it("backend.yaml's dtypes (the manifest's) are what is tested; --dtypes narrows them", () => {
+    const claims: OpManifest = { ...manifest, dtypes: ["float32", "int64", "bool"] };
+    const all = selectOps(claims, info, {}).ops;
+    expect(all.find((o) => o.op === "relu")!.dtypes).toEqual(["float32", "int64", "bool"]);
+    expect(all.find((o) => o.op === "add.out")!.dtypes).toEqual(["float32"]);
+    const narrowed = selectOps(claims, info, { dtypes: ["int64", "float64"] }).ops;
+    expect(narrowed.find((o) => o.op === "relu")!.dtypes).toEqual(["int64"]);
+    expect(narrowed.find((o) => o.op === "add.out")).toBeUndefined();
+    expect(() => selectOps(claims, info, { dtypes: ["float64"] })).toThrow(
+      "--dtypes float64: the backend claims none of these; its backend.yaml dtypes: are float32, int64, bool",
+    );
+  });
+
   it("shards partition the selection deterministically", () => {
     const all = selectOps(manifest, info, {}).ops.map((o) => o.op);
     for (const n of [1, 2, 3, 4, 7]) {

@@ -46,6 +46,21 @@ describe("generate()", () => {
     expect(b).toEqual(a);
   });
 
+  it("the manifest carries backend.yaml's dtypes, and none when the YAML names none", () => {
+    const manifest = (files: ReturnType<typeof generate>) =>
+      JSON.parse(files.find((f) => f.path === "op_manifest.json")!.content) as { dtypes?: string[] };
+    expect(manifest(generate(config, catalog, { yamlText: text })).dtypes).toEqual([
+      "float32",
+      "float16",
+      "int64",
+      "bool",
+    ]);
+    const without = text.replace(/^dtypes:.*\n/m, "");
+    expect(without).not.toBe(text);
+    const m = manifest(generate(parseBackendYaml(without, "backend.yaml", catalog), catalog, { yamlText: without }));
+    expect(m).not.toHaveProperty("dtypes");
+  });
+
   it("writes no absolute paths and no timestamps", () => {
     for (const f of generate(config, catalog, { yamlText: text })) {
       expect(f.content).not.toMatch(/\/work\/|\/tmp\/|\/home\//);
