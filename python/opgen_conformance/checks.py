@@ -142,7 +142,12 @@ def fallback_verdict(name: str, counts: dict[str, int]) -> Verdict:
 
 
 def _is_oom(e: BaseException) -> bool:
-    return isinstance(e, MemoryError) or "out of memory" in str(e).lower()
+    """A device allocator's out-of-memory error, or the host allocator's (the
+    worker's memory limit, Note [Worker memory limit] in worker.py)."""
+    if isinstance(e, MemoryError):
+        return True
+    m = str(e).lower()
+    return "out of memory" in m or "can't allocate memory" in m or "not enough memory" in m
 
 
 def _tensors(x: Any) -> list[torch.Tensor]:

@@ -330,8 +330,10 @@ class Coordinator:
         if kind == "startup":
             self.startup_failures += 1
             if self.startup_failures >= 3:
+                limit = self.config.get("worker_memory_bytes")
+                hint = f" (each may allocate {limit / 2**30:.1f} GiB: --worker-memory)" if limit else ""
                 raise SystemExit(
-                    f"opgen-conformance: workers fail to start ({message}); "
+                    f"opgen-conformance: workers fail to start{hint} ({message}); "
                     f"last lines of {self.results_path}.log:\n{self.log_tail()}"
                 )
             return

@@ -82,6 +82,26 @@ def _warm_up(device: Any) -> None:
         pass
 
 
+def _limit_memory(limit: int | None) -> None:
+    """Note [Worker memory limit]: a kernel that allocates without bound (a
+    size computed wrong, a leak in a loop) must fail its sample, not take the
+    machine down with the run (and, on a CI runner, whatever else runs there).
+    RLIMIT_DATA caps the worker's private writable memory (heap and anonymous
+    mappings, Linux >= 4.7): past it, allocation fails, the device allocator
+    (host memory for the reference backend) or torch's CPU allocator raises,
+    and checks.py records an out-of-memory crash for that sample. Unlike
+    RLIMIT_AS it does not count address space that is only reserved
+    (PROT_NONE), which GPU runtimes reserve by the tens of GB."""
+    if not limit:
+        return
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    n = int(limit) if hard == resource.RLIM_INFINITY else min(int(limit), hard)
+    if soft == resource.RLIM_INFINITY or soft > n:
+        resource.setrlimit(resource.RLIMIT_DATA, (n, hard))
+
+
 def main(config_path: str) -> int:
     _die_with_parent()
     proto = os.fdopen(os.dup(1), "w", buffering=1)
@@ -94,6 +114,7 @@ def main(config_path: str) -> int:
 
     with open(config_path) as f:
         config = json.load(f)
+    _limit_memory(config.get("worker_memory_bytes"))
 
     import torch
 

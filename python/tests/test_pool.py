@@ -73,6 +73,26 @@ class PoolTest(unittest.TestCase):
             events = [json.loads(x) for x in p.stdout.splitlines()]
             self.assertEqual(events[-1]["event"], "finished")
 
+    def test_memory_hog_fails_its_samples_under_the_worker_memory_limit(self):
+        # Note [Worker memory limit]: the hog stops at the limit with an
+        # out-of-memory crash on each of its samples; the worker survives and
+        # the next op runs normally.
+        with tempfile.TemporaryDirectory() as tmp:
+            write_empty_index(os.path.join(tmp, "cache"))
+            cfg = config(tmp, [op("sin"), op("relu")], workers=1, max_samples=2, timeout_s=120, worker_memory_bytes=2 << 30)
+            p = run(cfg)
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            recs = records(os.path.join(tmp, "results.jsonl"))
+            samples = [r for r in recs if r["kind"] == "sample"]
+            sin = [r for r in samples if r["op"] == "sin"]
+            self.assertEqual([r["checks"]["values"][0] for r in sin], ["crash", "crash"])
+            for r in sin:
+                self.assertIn("out of memory on the device", r["checks"]["values"][1])
+            relu = [r for r in samples if r["op"] == "relu"]
+            self.assertEqual([r["checks"]["values"][0] for r in relu], ["pass", "pass"])
+            events = [json.loads(x) for x in p.stdout.splitlines()]
+            self.assertFalse([e for e in events if e.get("event") == "incident"], "no worker died")
+
     def test_crash_in_backward_keeps_forward_verdicts(self):
         with tempfile.TemporaryDirectory() as tmp:
             write_empty_index(os.path.join(tmp, "cache"))

@@ -3,14 +3,14 @@
  * commander wiring only (src/cli/main.ts calls registerConformanceCommands).
  */
 import { readFileSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import { availableParallelism, totalmem } from "node:os";
 import type { Command } from "commander";
 import { UserError } from "../util/errors.js";
 import { style } from "../util/term.js";
 import { mergeReports, missingShards, parseReport } from "./aggregate.js";
 import { checkOutcome, runTest, writeOutputs } from "./driver.js";
 import { toTerminal } from "./formats.js";
-import { parseDtypes, parseOpGlobs, parseShard } from "./select.js";
+import { defaultWorkerMemory, parseDtypes, parseMemorySize, parseOpGlobs, parseShard } from "./select.js";
 
 function int(flag: string, min: number): (v: string) => number {
   return (v: string) => {
@@ -42,6 +42,7 @@ interface TestFlags extends ReportFlags {
   dtypes?: string;
   shard?: string;
   workers?: number;
+  workerMemory?: string;
   timeout: number;
   seed: number;
   maxSamples: number;
@@ -68,6 +69,10 @@ export function registerConformanceCommands(program: Command): void {
     .option("--dtypes <list>", "only these dtypes, e.g. float32,int64")
     .option("--shard <i/n>", "run the i-th of n deterministic shards (merge them with `report merge`)")
     .option("-j, --workers <n>", "worker processes", int("--workers", 1))
+    .option(
+      "--worker-memory <size>",
+      "memory each worker may allocate, e.g. 4G; a kernel that allocates more fails its sample with out-of-memory instead of exhausting the machine ('off': no limit; default: 3/4 of RAM shared among the workers)",
+    )
     .option("--timeout <s>", "seconds one sample may take before it counts as a hang", int("--timeout", 1), 60)
     .option("--seed <n>", "seed for sample generation", int("--seed", 0), 0)
     .option("--max-samples <n>", "samples per op and dtype", int("--max-samples", 1), 6)
@@ -86,6 +91,7 @@ export function registerConformanceCommands(program: Command): void {
     .option("-q, --quiet", "no progress and no terminal summary")
     .option("--no-fail-on-problems", "exit 0 even when checks fail")
     .action(async (dir: string, f: TestFlags) => {
+      const workers = f.workers ?? Math.max(1, Math.min(4, availableParallelism()));
       const { report } = await runTest({
         projectDir: dir,
         python: f.python,
@@ -96,7 +102,9 @@ export function registerConformanceCommands(program: Command): void {
           ...(f.dtypes ? { dtypes: parseDtypes(f.dtypes) } : {}),
           ...(f.shard ? { shard: parseShard(f.shard) } : {}),
         },
-        workers: f.workers ?? Math.max(1, Math.min(4, availableParallelism())),
+        workers,
+        workerMemoryBytes:
+          f.workerMemory !== undefined ? parseMemorySize(f.workerMemory) : defaultWorkerMemory(totalmem(), workers),
         timeoutS: f.timeout,
         seed: f.seed,
         maxSamples: f.maxSamples,

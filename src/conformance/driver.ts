@@ -38,6 +38,8 @@ export interface TestOptions extends Outputs {
   readonly manifest?: string;
   readonly selection: Selection;
   readonly workers: number;
+  /** Per-worker allocation limit (Note [Worker memory limit]); null or absent: none. */
+  readonly workerMemoryBytes?: number | null;
   readonly timeoutS: number;
   readonly seed: number;
   readonly maxSamples: number;
@@ -121,6 +123,7 @@ export async function runTest(opts: TestOptions): Promise<RunOutcome> {
     grad_samples: 3,
     timeout_s: opts.timeoutS,
     workers: opts.workers,
+    worker_memory_bytes: opts.workerMemoryBytes ?? null,
     resume: opts.resume,
     results: resultsFile,
     cache_dir: opts.cacheDir ?? path.join(project, ".opgen", "cache"),

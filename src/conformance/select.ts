@@ -83,6 +83,33 @@ export function parseDtypes(text: string): string[] {
 }
 
 /** `--ops` may repeat and hold comma-separated globs. */
+const GiB = 2 ** 30;
+const UNITS: Readonly<Record<string, number>> = { K: 2 ** 10, M: 2 ** 20, G: GiB, T: 2 ** 40 };
+/** Below this a worker cannot import torch and OpInfo (~0.35 GB) and still run samples. */
+export const MIN_WORKER_MEMORY = GiB;
+
+/**
+ * `--worker-memory`: `4G`, `512M`, `1.5G` (binary units; a trailing `B`/`iB`
+ * is allowed), or `off` -> bytes, null for no limit. Note [Worker memory
+ * limit] in python/opgen_conformance/worker.py says what the limit does.
+ */
+export function parseMemorySize(text: string): number | null {
+  const t = text.trim();
+  if (t.toLowerCase() === "off") return null;
+  const m = /^(\d+(?:\.\d+)?)\s*([KMGT])(?:i?B)?$/i.exec(t);
+  const bytes = m ? Math.floor(Number(m[1]) * UNITS[m[2]!.toUpperCase()]!) : Number.NaN;
+  if (!m || !(bytes >= MIN_WORKER_MEMORY)) {
+    const why = m ? `is less than the 1G a worker needs to import torch and OpInfo` : "is not a size";
+    throw new UserError(`--worker-memory ${text}: ${why}; write a size like 4G or 512M (at least 1G), or off`);
+  }
+  return bytes;
+}
+
+/** The default limit: three quarters of the machine's memory, shared among the workers (at least 1G each). */
+export function defaultWorkerMemory(totalBytes: number, workers: number): number {
+  return Math.max(MIN_WORKER_MEMORY, Math.floor((totalBytes * 0.75) / Math.max(1, workers)));
+}
+
 export function parseOpGlobs(values: readonly string[]): string[] {
   return values
     .flatMap((v) => v.split(","))

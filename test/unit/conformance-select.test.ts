@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
+  defaultWorkerMemory,
   type OpInfo,
   type OpManifest,
   parseDtypes,
+  parseMemorySize,
   parseShard,
   selectOps,
   shardOps,
@@ -104,5 +106,35 @@ describe("flag parsing", () => {
     expect(parseShard("2/3")).toEqual({ index: 2, count: 3 });
     expect(parseDtypes("float32, int64")).toEqual(["float32", "int64"]);
     expect(() => parseDtypes("float33")).toThrow(/unknown dtype float33/);
+  });
+});
+
+describe("--worker-memory", () => {
+  it.each([
+    ["4G", 4 * 2 ** 30],
+    ["1.5g", 1.5 * 2 ** 30],
+    ["2048M", 2 ** 31],
+    ["2GiB", 2 ** 31],
+    ["1T", 2 ** 40],
+    ["off", null],
+    ["OFF", null],
+  ] as const)("%s", (given, want) => {
+    expect(parseMemorySize(given)).toBe(want);
+  });
+
+  it.each([
+    [
+      "512M",
+      "--worker-memory 512M: is less than the 1G a worker needs to import torch and OpInfo; write a size like 4G or 512M (at least 1G), or off",
+    ],
+    ["4", "--worker-memory 4: is not a size; write a size like 4G or 512M (at least 1G), or off"],
+    ["lots", "--worker-memory lots: is not a size; write a size like 4G or 512M (at least 1G), or off"],
+  ] as const)("refuses %s", (given, message) => {
+    expect(() => parseMemorySize(given)).toThrow(message);
+  });
+
+  it("defaults to 3/4 of RAM shared among the workers, at least 1G each", () => {
+    expect(defaultWorkerMemory(24 * 2 ** 30, 2)).toBe(9 * 2 ** 30);
+    expect(defaultWorkerMemory(2 * 2 ** 30, 8)).toBe(2 ** 30);
   });
 });
