@@ -13,7 +13,7 @@ import type { OutputFile } from "../write/files.js";
 import { emitHeader, headerFileName } from "./header.js";
 import { buildManifest, emitManifest } from "./manifest.js";
 import { buildPlan, type Plan } from "./plan.js";
-import { registerModel } from "./register.js";
+import { registerModels } from "./register.js";
 import { render } from "./templates.js";
 
 export type GeneratedFile = OutputFile;
@@ -45,11 +45,9 @@ export function generateFromPlan(plan: Plan, catalog: OperatorCatalog, sha256: s
   const headerName = headerFileName(plan);
   const b = banner(c);
   const files: GeneratedFile[] = [{ path: headerName, content: emitHeader(plan, b) }];
-  for (const key of [plan.backend, plan.autograd]) {
-    if (!key) continue;
-    const model = registerModel(plan, key, headerName, b);
+  for (const model of registerModels(plan, headerName, b)) {
     files.push({
-      path: `Register${key.dispatchKey}.cpp`,
+      path: `Register${model.dispatchKey}.cpp`,
       content: render("Register.cpp.hbs", { ...model, banner: b, backend: c.backend, headerName }),
     });
   }

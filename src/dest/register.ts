@@ -44,8 +44,20 @@ export interface RegisterModel {
   readonly dispatchKey: string;
   readonly header: string;
   readonly includes: readonly string[];
-  /** Fixed C++ helpers (templates rendered without placeholders), e.g. the derived out= kernel. */
-  readonly helpers: readonly string[];
+  /**
+   * Note [Derived helpers defined once] (templates/DerivedDecls.cpp.hbs): the
+   * helpers derived overloads share, in `<cpp_namespace>::opgen_derived`:
+   * declared in every file that uses them, defined (`defs`) only in the
+   * backend key's file. Zero or one block.
+   */
+  readonly helperBlocks: readonly {
+    readonly open: string;
+    readonly decls: string;
+    readonly defs: readonly string[];
+    readonly close: string;
+  }[];
+  /** `using namespace` lines that bring the helpers into the file's anonymous namespace. */
+  readonly usings: readonly string[];
   /** Overloads we could derive in principle but do not, with why (printed as comments). */
   readonly notes: readonly string[];
   readonly wrappers: readonly WrapperFn[];
@@ -243,7 +255,14 @@ function sameAlias(a: Argument, ann: Argument["annotation"]): boolean {
   );
 }
 
-export function registerModel(plan: Plan, key: KeyPlan, headerName: string, banner: string): RegisterModel {
+interface KeyBody {
+  readonly key: KeyPlan;
+  readonly uses: KeyEmitter["uses"];
+  readonly wrappers: readonly WrapperFn[];
+  readonly registrations: readonly { readonly op: string; readonly fn: string }[];
+}
+
+function emitKey(plan: Plan, key: KeyPlan): KeyBody {
   const e = new KeyEmitter(plan.config, key);
   const wrappers: WrapperFn[] = [];
   const registrations: { op: string; fn: string }[] = [];
@@ -273,13 +292,40 @@ export function registerModel(plan: Plan, key: KeyPlan, headerName: string, bann
     }
   }
   for (const r of key.registrations) registrations.push({ op: r.op, fn: emitted.get(r.op)!.fn });
+  return { key, uses: e.uses, wrappers, registrations };
+}
+
+/**
+ * The models of Register<Key>.cpp for the backend key and, when there are
+ * autograd entries, Autograd<Key>: the backend key's file defines every
+ * derived helper either file uses (Note [Derived helpers defined once]).
+ */
+export function registerModels(plan: Plan, headerName: string, banner: string): RegisterModel[] {
+  const bodies = [emitKey(plan, plan.backend), ...(plan.autograd ? [emitKey(plan, plan.autograd)] : [])];
+  const any = (k: "copy" | "derivedOut" | "derivedFunctional") => bodies.some((b) => b.uses[k]);
+  const defined = { copy: any("copy"), derivedOut: any("derivedOut"), derivedFunctional: any("derivedFunctional") };
+  return bodies.map((b, i) => registerModel(plan, b, i === 0 ? defined : null, headerName, banner));
+}
+
+function registerModel(
+  plan: Plan,
+  body: KeyBody,
+  defines: { readonly copy: boolean; readonly derivedOut: boolean; readonly derivedFunctional: boolean } | null,
+  headerName: string,
+  banner: string,
+): RegisterModel {
+  const { key, uses } = body;
+  const usesHelpers = uses.copy || uses.derivedOut || uses.derivedFunctional;
+  const defs: string[] = [];
+  if (defines?.copy) defs.push(render("CopyInto.cpp.hbs", {}));
+  if (defines?.derivedOut) defs.push(render("DerivedOutKernel.cpp.hbs", {}));
+  if (defines?.derivedFunctional) defs.push(render("DerivedFunctionalKernel.cpp.hbs", {}));
   const includes = ["<ATen/Tensor.h>", "<torch/library.h>"];
-  if (e.uses.check) includes.push("<ATen/core/op_registration/adaption.h>");
-  if (e.uses.guard) includes.push("<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>");
-  if (e.uses.copy) includes.push("<ATen/ops/_copy_from.h>", "<ATen/ops/_copy_from_and_resize.h>");
-  if (e.uses.empty) includes.push("<ATen/ops/empty.h>");
-  const helpers: string[] = [];
-  if (e.uses.derivedOut || e.uses.derivedFunctional) {
+  if (uses.check) includes.push("<ATen/core/op_registration/adaption.h>");
+  if (uses.guard) includes.push("<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>");
+  if (defines?.copy) includes.push("<ATen/ops/_copy_from.h>", "<ATen/ops/_copy_from_and_resize.h>");
+  if (uses.empty) includes.push("<ATen/ops/empty.h>");
+  if (defines?.derivedOut || defines?.derivedFunctional) {
     includes.push(
       "<ATen/core/dispatch/Dispatcher.h>",
       "<ATen/core/stack.h>",
@@ -289,11 +335,30 @@ export function registerModel(plan: Plan, key: KeyPlan, headerName: string, bann
       "<vector>",
     );
   }
-  if (e.uses.derivedFunctional) includes.push("<ATen/ops/empty_strided.h>", "<algorithm>");
-  if (e.uses.copy) helpers.push(render("CopyInto.cpp.hbs", {}));
-  if (e.uses.derivedOut) helpers.push(render("DerivedOutKernel.cpp.hbs", {}));
-  if (e.uses.derivedFunctional) helpers.push(render("DerivedFunctionalKernel.cpp.hbs", {}));
+  if (defines?.derivedFunctional) includes.push("<ATen/ops/empty_strided.h>", "<algorithm>");
   includes.push(`"${headerName}"`);
+  const ns = `${plan.config.cppNamespace}::opgen_derived`;
+  const helperBlocks =
+    usesHelpers || defs.length > 0
+      ? [
+          {
+            open: `namespace ${ns} {`,
+            decls: render("DerivedDecls.cpp.hbs", { backend: plan.config.backend }).trimEnd(),
+            defs: defs.map((d) => d.trimEnd()),
+            close: `} // namespace ${ns}`,
+          },
+        ]
+      : [];
+  const usings = usesHelpers ? [`using namespace ::${ns};`] : [];
   const notes = key.autograd ? [] : [...plan.skipped].sort().map(([op, why]) => `${op} is not derived: ${why}.`);
-  return { dispatchKey: key.dispatchKey, header: banner, includes, helpers, notes, wrappers, registrations };
+  return {
+    dispatchKey: key.dispatchKey,
+    header: banner,
+    includes,
+    helperBlocks,
+    usings,
+    notes,
+    wrappers: body.wrappers,
+    registrations: body.registrations,
+  };
 }

@@ -149,7 +149,7 @@ describe("generated C++ compiles with -Wall -Wextra -Werror", () => {
 
 describe("registrations work at run time", () => {
   it.each([
-    ["runtime", "kernels, derived out=/inplace overloads, SymInt and int64_t kernels"],
+    ["runtime", "kernels, derived out=/inplace overloads (also from the autograd file), SymInt and int64_t kernels"],
     ["runtime_out", "use_out_as_primary: functional and inplace overloads derived from out= kernels"],
   ])(
     "%s: unboxed and boxed calls reach %s",
@@ -161,6 +161,10 @@ describe("registrations work at run time", () => {
         await compile(path.join(dir, "RegisterPrivateUse1.cpp")),
         await compile(path.join(dir, "kernels.cpp")),
       ];
+      // Its derived overloads use helpers defined once, in RegisterPrivateUse1.cpp
+      // (Note [Derived helpers defined once]): loading the library resolves them.
+      const autograd = path.join(dir, "RegisterAutogradPrivateUse1.cpp");
+      if (existsSync(autograd)) objs.push(await compile(autograd));
       const so = path.join(dir, `lib${fixture}.so`);
       const link = await execa(
         CXX,

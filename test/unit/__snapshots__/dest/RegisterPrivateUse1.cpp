@@ -22,27 +22,36 @@
 #include <vector>
 #include "PrivateUse1NativeFunctions.h"
 
-namespace {
+namespace at::mychip::opgen_derived {
+
+// Note [Derived helpers defined once]: the helpers that derived overloads
+// share are defined in one translation unit (RegisterPrivateUse1.cpp) and
+// declared here, so a backend with autograd registrations does not compile
+// them twice. The defining file sees these declarations too, so the compiler
+// checks that both agree.
+void copy_into_out(const at::Tensor& src, const at::Tensor& dst);
+void copy_into_self(const at::Tensor& src, const at::Tensor& dst);
+torch::CppFunction derived_out(c10::DispatchKey key, const char* functional, const char* overload);
+torch::CppFunction derived_functional(c10::DispatchKey key, const char* out, const char* overload);
 
 // Note [Derived copies]: a derived overload writes the kernel's result into a
 // caller's tensor with the checks ATen's own out=/inplace kernels make, so
 // errors match eager CPU: the result dtype must be castable to the
 // destination's (same-kind rule), and an inplace destination must already
 // have the result's shape (inplace never resizes; out= does).
-[[maybe_unused]] void copy_into_out(const at::Tensor& src, const at::Tensor& dst) {
+void copy_into_out(const at::Tensor& src, const at::Tensor& dst) {
   TORCH_CHECK(c10::canCast(src.scalar_type(), dst.scalar_type()), "result type ", src.scalar_type(),
               " can't be cast to the desired output type ", dst.scalar_type());
   at::_copy_from_and_resize(src, dst);
 }
 
-[[maybe_unused]] void copy_into_self(const at::Tensor& src, const at::Tensor& dst) {
+void copy_into_self(const at::Tensor& src, const at::Tensor& dst) {
   TORCH_CHECK(c10::canCast(src.scalar_type(), dst.scalar_type()), "result type ", src.scalar_type(),
               " can't be cast to the desired output type ", dst.scalar_type());
   TORCH_CHECK(src.sizes() == dst.sizes(), "output with shape ", dst.sizes(), " doesn't match the broadcast shape ",
               src.sizes());
   at::_copy_from(src, dst);
 }
-
 
 // Note [Derived out= overloads]: every out= overload derived from a
 // functional kernel is served by this one boxed kernel instead of a typed
@@ -195,6 +204,12 @@ class DerivedOutKernel final : public c10::OperatorKernel {
 torch::CppFunction derived_out(c10::DispatchKey key, const char* functional, const char* overload) {
   return torch::CppFunction::makeFromBoxedFunctor(std::make_unique<DerivedOutKernel>(key, functional, overload));
 }
+
+} // namespace at::mychip::opgen_derived
+
+namespace {
+
+using namespace ::at::mychip::opgen_derived;
 
 ::std::vector<at::Tensor> wrapper_PrivateUse1_List__foreach_add(at::TensorList self, at::TensorList other, const at::Scalar & alpha) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
