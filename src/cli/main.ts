@@ -14,8 +14,7 @@ import { setFlagsFromString } from "node:v8";
 import type { Command } from "commander";
 import { discoverTorch } from "../torch/discover.js";
 import { formatDiagnostic, UserError } from "../util/errors.js";
-
-const VERSION = "0.1.0";
+import { VERSION } from "../version.js";
 
 type Register = (program: Command) => void;
 

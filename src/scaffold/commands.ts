@@ -4,6 +4,7 @@
  */
 import path from "node:path";
 import type { Command } from "commander";
+import { discoverTorch } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
 import { build } from "./build.js";
 import { DEVICE_KINDS, init } from "./init.js";
@@ -19,15 +20,26 @@ export function registerScaffoldCommands(program: Command): void {
     )
     .option("--device <kind>", `hardware the runtime targets: ${DEVICE_KINDS.join(" | ")}`, "cpu")
     .option("-f, --force", "write into a non-empty directory, replacing files the scaffold has")
-    .action((dir: string, opts: { name: string; device: string; force?: boolean }) => {
-      const r = init(dir, { name: opts.name, device: opts.device, force: Boolean(opts.force) });
-      process.stdout.write(
-        `created ${r.vars.package} for device "${r.vars.name}" in ${dir} (${r.files.length} files)\n`,
-      );
-      process.stdout.write(
-        `next:\n  opgen-backend build ${dir}\n  python -c "import torch; print(torch.randn(2, 2, device='${r.vars.name}'))"\n`,
-      );
-    });
+    .option(
+      "--torch-version <x.y.z>",
+      "the torch release the project pins and builds against (default: the torch of --python, $OPGEN_PYTHON or python3)",
+    )
+    .option("--python <path>", "the Python whose torch the project pins (else $OPGEN_PYTHON, else python3)")
+    .action(
+      async (
+        dir: string,
+        opts: { name: string; device: string; force?: boolean; torchVersion?: string; python?: string },
+      ) => {
+        const torchVersion = opts.torchVersion ?? (await discoverTorch(opts.python)).versionTuple.join(".");
+        const r = init(dir, { name: opts.name, device: opts.device, force: Boolean(opts.force), torchVersion });
+        process.stdout.write(
+          `created ${r.vars.package} for device "${r.vars.name}" in ${dir} (${r.files.length} files)\n`,
+        );
+        process.stdout.write(
+          `next:\n  opgen-backend build ${dir}\n  python -c "import torch; print(torch.randn(2, 2, device='${r.vars.name}'))"\n`,
+        );
+      },
+    );
 
   program
     .command("build")

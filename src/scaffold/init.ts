@@ -19,7 +19,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Handlebars from "handlebars";
 import { deviceNameProblem, KNOWN_DEVICES } from "../backend/names.js";
+import { MIN_TORCH } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
+import { VERSION } from "../version.js";
 
 export const DEVICE_KINDS = ["cpu", "cuda"] as const;
 export type DeviceKind = (typeof DEVICE_KINDS)[number];
@@ -42,6 +44,11 @@ export interface InitOptions {
   readonly device?: DeviceKind | string;
   /** Write into a non-empty directory, replacing files the scaffold has. */
   readonly force?: boolean;
+  /**
+   * The torch release the project builds against, `x.y.z` (the CLI passes the
+   * one discovered, or --torch-version): Note [Pinned torch].
+   */
+  readonly torchVersion: string;
 }
 
 /** Everything a template may print. All values are checked identifiers. */
@@ -54,6 +61,10 @@ export interface ScaffoldVars {
   readonly class_name: string;
   readonly runtime_namespace: string;
   readonly device_kind: DeviceKind;
+  /** Note [Pinned torch]: the torch release, `x.y.z`. */
+  readonly torch_version: string;
+  /** The opgen-backend release that made the project (its CI installs the same). */
+  readonly opgen_version: string;
 }
 
 export interface InitResult {
@@ -75,7 +86,24 @@ export function initNameProblem(name: string): string | null {
   return null;
 }
 
-export function scaffoldVars(name: string, kind: DeviceKind): ScaffoldVars {
+/**
+ * Why `v` cannot be the torch a project pins, or null. Note [Pinned torch]:
+ * a compiled backend works only with the torch it was built against (C++
+ * ABI), and its generated code matches only that torch's operator schemas, so
+ * the project pins one release: the wheel's dependency, its CI's install, and
+ * setup.py refuses to build generated code made for another torch.
+ */
+export function torchVersionProblem(v: string): string | null {
+  const m = /^(\d+)\.(\d+)\.(\d+)$/.exec(v);
+  if (!m) return `"${v}" is not a torch release like 2.13.0`;
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  if (major < MIN_TORCH[0] || (major === MIN_TORCH[0] && minor < MIN_TORCH[1])) {
+    return `torch ${v} is older than ${MIN_TORCH.join(".")}, the oldest opgen-backend supports`;
+  }
+  return null;
+}
+
+export function scaffoldVars(name: string, kind: DeviceKind, torchVersion: string): ScaffoldVars {
   const camel = name
     .split("_")
     .filter((s) => s.length > 0)
@@ -90,6 +118,8 @@ export function scaffoldVars(name: string, kind: DeviceKind): ScaffoldVars {
     class_name: `${camel}NativeFunctions`,
     runtime_namespace: `${name}_runtime`,
     device_kind: kind,
+    torch_version: torchVersion,
+    opgen_version: VERSION,
   };
 }
 
@@ -156,6 +186,8 @@ export function init(dir: string, opts: InitOptions): InitResult {
   } else if (LAYERS[kind as DeviceKind] === null) {
     problems.push(`--device: the ${kind} scaffold is not available yet; use --device cpu`);
   }
+  const torchProblem = torchVersionProblem(opts.torchVersion);
+  if (torchProblem) problems.push(`--torch-version: ${torchProblem}`);
   const target = path.resolve(dir);
   if (existsSync(target)) {
     if (!statSync(target).isDirectory()) {
@@ -170,7 +202,7 @@ export function init(dir: string, opts: InitOptions): InitResult {
       problems.length === 1 ? [] : problems.map((message) => ({ severity: "error" as const, message })),
     );
   }
-  const vars = scaffoldVars(opts.name, kind as DeviceKind);
+  const vars = scaffoldVars(opts.name, kind as DeviceKind, opts.torchVersion);
   const files = renderScaffold(kind as DeviceKind, vars);
   for (const [rel, content] of files) {
     const abs = path.join(target, rel);

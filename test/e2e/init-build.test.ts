@@ -17,6 +17,7 @@ import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BuildResult, build } from "../../src/scaffold/build.js";
 import { init } from "../../src/scaffold/init.js";
+import { discoverTorch } from "../../src/torch/discover.js";
 
 const DEV = "testchip";
 const PKG = `torch_${DEV}`;
@@ -207,7 +208,7 @@ print("@@RESULT@@" + json.dumps(R))
 `;
 
 beforeAll(async () => {
-  init(project, { name: DEV });
+  init(project, { name: DEV, torchVersion: (await discoverTorch(python)).versionTuple.join(".") });
   first = await build(project, { python, jobs: 2, werror: true, target: site, log: (s) => logs.push(s) });
 });
 
@@ -383,6 +384,23 @@ describe("build: generated code and incremental rebuilds", () => {
       expect(String(r.all)).toMatch(/csrc\/generated\/ is stale.*opgen-backend gen/);
     } finally {
       writeFileSync(yaml, before);
+    }
+  }, 120_000);
+
+  it("setup.py refuses generated files made for another torch (Note [Pinned torch])", async () => {
+    const manifest = path.join(project, "csrc", "generated", "op_manifest.json");
+    const before = readFileSync(manifest, "utf8");
+    writeFileSync(manifest, before.replace(/"torch_version": "[^"]*"/, '"torch_version": "2.12.0"'));
+    try {
+      const r = await execa(
+        python,
+        ["-m", "pip", "install", "--no-build-isolation", "--no-deps", "--target", site, "--upgrade", "."],
+        { cwd: project, env: env(), reject: false, all: true },
+      );
+      expect(r.exitCode).not.toBe(0);
+      expect(String(r.all)).toMatch(/generated for torch 2\.12\.0, but this build uses torch 2\.13\.0/);
+    } finally {
+      writeFileSync(manifest, before);
     }
   }, 120_000);
 

@@ -8,9 +8,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { init, initNameProblem, renderScaffold, scaffoldVars } from "../../src/scaffold/init.js";
+import { init, initNameProblem, renderScaffold, scaffoldVars, torchVersionProblem } from "../../src/scaffold/init.js";
 import { UserError } from "../../src/util/errors.js";
+import { VERSION } from "../../src/version.js";
 
+const TORCH = "2.13.0";
 const tmp = mkdtempSync(path.join(tmpdir(), "opgen-scaffold-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 let n = 0;
@@ -66,7 +68,7 @@ describe("init: device names", () => {
   it.each(bad)("%s", (_label, { given, want }) => {
     expect(initNameProblem(given)).toMatch(want);
     const dir = fresh();
-    expect(initError(dir, { name: given })).toMatch(want);
+    expect(initError(dir, { name: given, torchVersion: TORCH })).toMatch(want);
     expect(existsSync(dir)).toBe(false);
   });
 
@@ -80,7 +82,7 @@ describe("init: target directory and device kind", () => {
     const dir = fresh();
     mkdirSync(dir);
     writeFileSync(path.join(dir, "keep.txt"), "mine");
-    expect(initError(dir, { name: "mychip" })).toMatch(/not empty; nothing was changed.*--force/);
+    expect(initError(dir, { name: "mychip", torchVersion: TORCH })).toMatch(/not empty; nothing was changed.*--force/);
     expect(readdirSync(dir)).toEqual(["keep.txt"]);
     expect(readFileSync(path.join(dir, "keep.txt"), "utf8")).toBe("mine");
   });
@@ -89,7 +91,7 @@ describe("init: target directory and device kind", () => {
     const dir = fresh();
     mkdirSync(dir);
     writeFileSync(path.join(dir, "keep.txt"), "mine");
-    init(dir, { name: "mychip", force: true });
+    init(dir, { name: "mychip", force: true, torchVersion: TORCH });
     expect(readFileSync(path.join(dir, "keep.txt"), "utf8")).toBe("mine");
     expect(existsSync(path.join(dir, "backend.yaml"))).toBe(true);
   });
@@ -97,14 +99,14 @@ describe("init: target directory and device kind", () => {
   it("refuses a path that is a file", () => {
     const file = fresh();
     writeFileSync(file, "x");
-    expect(initError(file, { name: "mychip" })).toMatch(/not a directory/);
+    expect(initError(file, { name: "mychip", torchVersion: TORCH })).toMatch(/not a directory/);
     expect(readFileSync(file, "utf8")).toBe("x");
   });
 
   it("accepts an existing empty directory", () => {
     const dir = fresh();
     mkdirSync(dir);
-    init(dir, { name: "mychip" });
+    init(dir, { name: "mychip", torchVersion: TORCH });
     expect(existsSync(path.join(dir, "setup.py"))).toBe(true);
   });
 
@@ -113,7 +115,7 @@ describe("init: target directory and device kind", () => {
     ["tpu", /not a device kind/],
   ])("--device %s is rejected", (device, want) => {
     const dir = fresh();
-    expect(initError(dir, { name: "mychip", device })).toMatch(want);
+    expect(initError(dir, { name: "mychip", device, torchVersion: TORCH })).toMatch(want);
     expect(existsSync(dir)).toBe(false);
   });
 
@@ -121,7 +123,7 @@ describe("init: target directory and device kind", () => {
     const dir = fresh();
     mkdirSync(dir);
     writeFileSync(path.join(dir, "x"), "");
-    const msg = initError(dir, { name: "cpu", device: "tpu" });
+    const msg = initError(dir, { name: "cpu", device: "tpu", torchVersion: TORCH });
     expect(msg).toMatch(/3 problems/);
     expect(msg).toMatch(/--name/);
     expect(msg).toMatch(/--device/);
@@ -131,7 +133,7 @@ describe("init: target directory and device kind", () => {
 
 describe("init: rendered project", () => {
   const dir = fresh();
-  const r = init(dir, { name: "my_chip" });
+  const r = init(dir, { name: "my_chip", torchVersion: TORCH });
 
   it("has the documented layout", () => {
     for (const f of [
@@ -191,9 +193,54 @@ describe("init: rendered project", () => {
   });
 
   it("is deterministic", () => {
-    const a = renderScaffold("cpu", scaffoldVars("mychip", "cpu"));
-    const b = renderScaffold("cpu", scaffoldVars("mychip", "cpu"));
+    const a = renderScaffold("cpu", scaffoldVars("mychip", "cpu", TORCH));
+    const b = renderScaffold("cpu", scaffoldVars("mychip", "cpu", TORCH));
     expect([...a.keys()]).toEqual([...b.keys()]);
     for (const [k, v] of a) expect(String(b.get(k)), k).toBe(String(v));
+  });
+});
+
+describe("init: Note [Pinned torch]", () => {
+  it.each([
+    ["2.13.0", null],
+    ["2.14.1", null],
+    ["3.0.0", null],
+    ["2.12.1", /older than 2\.13/],
+    ["1.13.0", /older than 2\.13/],
+    ["2.13", /not a torch release like 2\.13\.0/],
+    ["2.13.0+cpu", /not a torch release/],
+    ["latest", /not a torch release/],
+  ] as const)("%s", (given, want) => {
+    const p = torchVersionProblem(given);
+    if (want === null) expect(p).toBeNull();
+    else expect(p).toMatch(want);
+  });
+
+  it("refuses an unsupported --torch-version and writes nothing", () => {
+    const dir = fresh();
+    expect(initError(dir, { name: "mychip", torchVersion: "2.12.0" })).toMatch(
+      /--torch-version: torch 2\.12\.0 is older/,
+    );
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it("pins the torch release in the wheel and in CI, and CI installs this opgen-backend", () => {
+    const files = renderScaffold("cpu", scaffoldVars("mychip", "cpu", "2.14.1"));
+    const pyproject = String(files.get("pyproject.toml"));
+    expect(pyproject).toContain('dependencies = ["torch==2.14.1"]');
+    expect(pyproject).toContain('"torch==2.14.1"]\nbuild-backend');
+    const ci = String(files.get(".github/workflows/ci.yml"));
+    expect(ci).toContain("pip install torch==2.14.1 ");
+    expect(ci).toContain(`npm install -g opgen-backend@${VERSION}`);
+    expect(String(files.get("setup.py"))).toContain("was generated for torch");
+  });
+});
+
+describe("VERSION", () => {
+  it("is package.json's version", () => {
+    const pkg = JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../../package.json"), "utf8")) as {
+      version: string;
+    };
+    expect(VERSION).toBe(pkg.version);
   });
 });
