@@ -227,6 +227,10 @@ class Runner:
         dres, derr = _call(lambda: self.dev.call(self.name, func, dargs, {**dkw, **douts}))
         counts = self.dev.fallback_counts()
 
+        if cerr is not None and _is_oom(cerr):
+            # Eager CPU itself ran out (the worker memory limit counts both): no reference.
+            r["errors"] = ("skip", f"the CPU reference ran out of memory ({_short(cerr)}); raise --worker-memory")
+            return r
         if cerr is not None and derr is not None:
             r["errors"] = ("pass", "")
             return r
@@ -234,7 +238,7 @@ class Runner:
             r["errors"] = ("fail", f"CPU raises ({_short(cerr)}) but the device returned a result")
             return r
         if derr is not None and _is_oom(derr):
-            r["values"] = ("crash", f"out of memory on the device: {_short(derr)}")
+            r["values"] = ("crash", f"out of memory on the device (or over --worker-memory): {_short(derr)}")
             return r
         if derr is not None:
             r["errors"] = ("fail", f"device raised {_short(derr)}; CPU returns a result")

@@ -109,6 +109,19 @@ class ChecksTest(unittest.TestCase):
         r = Runner("relu", "functional", False, torch.float32, dev).run(Sample((t(3),), {}, "x"))
         self.assertEqual(r["values"][0], "crash")
 
+    def test_reference_out_of_memory_is_a_skip_not_the_devices_fault(self):
+        # Note [Worker memory limit]: the limit counts eager CPU's allocations too.
+        runner = Runner("relu", "functional", False, torch.float32, FaultDevice(None))
+
+        def oom(*_a, **_k):
+            raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 1073741824 bytes.")
+
+        runner.op = oom
+        r = runner.run(Sample((t(3),), {}, "x"))
+        self.assertEqual(r["errors"][0], "skip")
+        self.assertIn("CPU reference ran out of memory", r["errors"][1])
+        self.assertNotIn("values", r)
+
     def test_strides_are_a_warning(self):
         dev = FaultDevice(None)
         dev.faults["relu"] = lambda f, a, k: f(*a, **k).t().contiguous().t()

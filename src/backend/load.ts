@@ -602,7 +602,7 @@ class Checker {
       if (prev) {
         this.warn(
           loc,
-          `${known} is listed twice in dtypes (lines ${prev.line} and ${loc.line}); the second entry is ignored`,
+          `${known} is listed twice in dtypes (at ${prev.line}:${prev.col} and ${loc.line}:${loc.col}); the second entry is ignored`,
         );
         continue;
       }

@@ -70,11 +70,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     // operators; V8's optimizing compiler (TurboFan) spends more on compiling
     // the hot parser functions than the optimized code saves before the
     // process exits, and on a 2-core CI machine it competes with the torch
-    // probe. Interpreted + baseline code finishes sooner: bench/gen.mjs
-    // measured the all-operators gen at 0.58 s against 0.68 s with it (median of
-    // 10). The flag is read when a function would tier up, so setting it here,
-    // before the pipeline runs, takes effect.
-    setFlagsFromString("--no-opt");
+    // probe (Maglev, off by default in Node 20 and on in 22, likewise).
+    // Interpreted + baseline code finishes sooner: the all-operators gen took
+    // 0.58 s against 0.68 s with TurboFan (medians of 10 alternating cold
+    // runs). The flags are read when a function would tier up, so setting
+    // them here, before the pipeline runs, takes effect.
+    setFlagsFromString("--no-turbofan");
+    setFlagsFromString("--no-maglev");
   }
   const { Command, CommanderError } = await import("commander");
   const program = new Command();

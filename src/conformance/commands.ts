@@ -53,6 +53,12 @@ interface TestFlags extends ReportFlags {
   cacheDir?: string;
 }
 
+/** The memory this process may use: the machine's, or less under a cgroup (container) limit. */
+function machineMemory(): number {
+  const limit = process.constrainedMemory?.() ?? 0;
+  return limit > 0 ? Math.min(totalmem(), limit) : totalmem();
+}
+
 export function registerConformanceCommands(program: Command): void {
   program
     .command("test")
@@ -104,7 +110,9 @@ export function registerConformanceCommands(program: Command): void {
         },
         workers,
         workerMemoryBytes:
-          f.workerMemory !== undefined ? parseMemorySize(f.workerMemory) : defaultWorkerMemory(totalmem(), workers),
+          f.workerMemory !== undefined
+            ? parseMemorySize(f.workerMemory)
+            : defaultWorkerMemory(machineMemory(), workers),
         timeoutS: f.timeout,
         seed: f.seed,
         maxSamples: f.maxSamples,

@@ -82,7 +82,6 @@ export function parseDtypes(text: string): string[] {
   return list;
 }
 
-/** `--ops` may repeat and hold comma-separated globs. */
 const GiB = 2 ** 30;
 const UNITS: Readonly<Record<string, number>> = { K: 2 ** 10, M: 2 ** 20, G: GiB, T: 2 ** 40 };
 /** Below this a worker cannot import torch and OpInfo (~0.35 GB) and still run samples. */
@@ -110,6 +109,7 @@ export function defaultWorkerMemory(totalBytes: number, workers: number): number
   return Math.max(MIN_WORKER_MEMORY, Math.floor((totalBytes * 0.75) / Math.max(1, workers)));
 }
 
+/** `--ops` may repeat and hold comma-separated globs. */
 export function parseOpGlobs(values: readonly string[]): string[] {
   return values
     .flatMap((v) => v.split(","))
@@ -165,7 +165,9 @@ export function selectOps(
     const kind = (KINDS as readonly string[]).includes(m.kind ?? "") ? (m.kind as OpKind) : (i?.kind ?? "functional");
     const core = m.core ?? i?.core ?? false;
     if (sel.core && !core) continue;
-    let dtypes = [...(m.dtypes ?? manifest.dtypes ?? sel.dtypes ?? DEFAULT_DTYPES)];
+    // An op's own claims narrow the backend's (backend.yaml `dtypes:`), never widen them.
+    let dtypes = [...(m.dtypes ?? claimed ?? sel.dtypes ?? DEFAULT_DTYPES)];
+    if (m.dtypes && claimed) dtypes = dtypes.filter((d) => claimed.includes(d));
     if (sel.dtypes) dtypes = dtypes.filter((d) => sel.dtypes!.includes(d));
     if (dtypes.length === 0) continue;
     picked.push({ op: name, kind, core, view: m.view ?? i?.view ?? false, dtypes });

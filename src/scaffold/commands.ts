@@ -9,6 +9,24 @@ import { UserError } from "../util/errors.js";
 import { build } from "./build.js";
 import { DEVICE_KINDS, init } from "./init.js";
 
+/** The torch release `init` pins by default (Note [Pinned torch]): the discovered torch's, if it is a release. */
+async function discoveredRelease(python?: string): Promise<string> {
+  let version: string;
+  try {
+    version = (await discoverTorch(python)).version;
+  } catch (err) {
+    if (err instanceof UserError) throw new UserError(`${err.message}; or pass --torch-version x.y.z`);
+    throw err;
+  }
+  const release = version.split("+")[0]!;
+  if (!/^\d+\.\d+\.\d+$/.test(release)) {
+    throw new UserError(
+      `torch ${version} is not a release (a nightly or source build), so it cannot be pinned; pass the release the project should pin with --torch-version x.y.z`,
+    );
+  }
+  return release;
+}
+
 export function registerScaffoldCommands(program: Command): void {
   program
     .command("init")
@@ -30,7 +48,7 @@ export function registerScaffoldCommands(program: Command): void {
         dir: string,
         opts: { name: string; device: string; force?: boolean; torchVersion?: string; python?: string },
       ) => {
-        const torchVersion = opts.torchVersion ?? (await discoverTorch(opts.python)).versionTuple.join(".");
+        const torchVersion = opts.torchVersion ?? (await discoveredRelease(opts.python));
         const r = init(dir, { name: opts.name, device: opts.device, force: Boolean(opts.force), torchVersion });
         process.stdout.write(
           `created ${r.vars.package} for device "${r.vars.name}" in ${dir} (${r.files.length} files)\n`,

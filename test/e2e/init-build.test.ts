@@ -387,22 +387,34 @@ describe("build: generated code and incremental rebuilds", () => {
     }
   }, 120_000);
 
-  it("setup.py refuses generated files made for another torch (Note [Pinned torch])", async () => {
+  it("setup.py refuses a torch other than the pinned one, and code generated for another (Note [Pinned torch])", async () => {
+    const have = (await discoverTorch(python)).versionTuple.join(".");
+    const pip = () =>
+      execa(python, ["-m", "pip", "install", "--no-build-isolation", "--no-deps", "--target", site, "--upgrade", "."], {
+        cwd: project,
+        env: env(),
+        reject: false,
+        all: true,
+      });
+    const pyproject = path.join(project, "pyproject.toml");
     const manifest = path.join(project, "csrc", "generated", "op_manifest.json");
-    const before = readFileSync(manifest, "utf8");
-    writeFileSync(manifest, before.replace(/"torch_version": "[^"]*"/, '"torch_version": "2.12.0"'));
+    const [p0, m0] = [readFileSync(pyproject, "utf8"), readFileSync(manifest, "utf8")];
     try {
-      const r = await execa(
-        python,
-        ["-m", "pip", "install", "--no-build-isolation", "--no-deps", "--target", site, "--upgrade", "."],
-        { cwd: project, env: env(), reject: false, all: true },
-      );
+      expect(p0).toContain(`dependencies = ["torch==${have}"]`);
+      writeFileSync(pyproject, p0.replace(`dependencies = ["torch==${have}"]`, 'dependencies = ["torch==2.99.0"]'));
+      let r = await pip();
       expect(r.exitCode).not.toBe(0);
-      expect(String(r.all)).toMatch(/generated for torch 2\.12\.0, but this build uses torch 2\.13\.0/);
+      expect(String(r.all)).toContain(`pinned to torch 2.99.0 (pyproject.toml), but this build uses torch ${have}`);
+      writeFileSync(pyproject, p0);
+      writeFileSync(manifest, m0.replace(/"torch_version": "[^"]*"/, '"torch_version": "2.99.0"'));
+      r = await pip();
+      expect(r.exitCode).not.toBe(0);
+      expect(String(r.all)).toContain(`generated for torch 2.99.0, but this build uses torch ${have}`);
     } finally {
-      writeFileSync(manifest, before);
+      writeFileSync(pyproject, p0);
+      writeFileSync(manifest, m0);
     }
-  }, 120_000);
+  }, 240_000);
 
   it("a rebuild after touching one kernel recompiles only that file", async () => {
     const kernel = path.join(project, "csrc", "kernels", "unary.cpp");

@@ -735,7 +735,7 @@ const valid: [string, { given: string; want: Partial<Summary> }][] = [
       want: {
         dtypes: ["float32", "bfloat16", "int64", "bool"],
         warnings: [
-          "backend.yaml:7:42: warning: float32 is listed twice in dtypes (lines 7 and 7); the second entry is ignored",
+          "backend.yaml:7:42: warning: float32 is listed twice in dtypes (at 7:27 and 7:42); the second entry is ignored",
         ],
         cppNamespace: "vendor::torch_ext::mychip",
         cppNamespaceParts: ["vendor", "torch_ext", "mychip"],

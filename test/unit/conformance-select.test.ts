@@ -68,6 +68,8 @@ describe("selectOps", () => {
     const all = selectOps(claims, info, {}).ops;
     expect(all.find((o) => o.op === "relu")!.dtypes).toEqual(["float32", "int64", "bool"]);
     expect(all.find((o) => o.op === "add.out")!.dtypes).toEqual(["float32"]);
+    const widening: OpManifest = { ...claims, operators: [{ name: "relu", dtypes: ["float64", "int64"] }] };
+    expect(selectOps(widening, info, {}).ops[0]!.dtypes).toEqual(["int64"]);
     const narrowed = selectOps(claims, info, { dtypes: ["int64", "float64"] }).ops;
     expect(narrowed.find((o) => o.op === "relu")!.dtypes).toEqual(["int64"]);
     expect(narrowed.find((o) => o.op === "add.out")).toBeUndefined();
