@@ -70,6 +70,35 @@ describe("generate()", () => {
   });
 });
 
+describe("Note [Derived helpers defined once]", () => {
+  const files = (y: string) => {
+    const fs = generate(parseBackendYaml(y, "h.yaml", catalog), catalog, { yamlText: y });
+    return new Map(fs.map((f) => [f.path, f.content]));
+  };
+  const defines = (src: string, fn: string) => new RegExp(`^torch::CppFunction ${fn}\\([^;]*\\) \\{$`, "m").test(src);
+  const declares = (src: string, fn: string) => new RegExp(`^torch::CppFunction ${fn}\\([^)]*\\);$`, "m").test(src);
+
+  it("a helper only the autograd file uses is defined in Register<Backend>.cpp and declared in the autograd file", () => {
+    const f = files(
+      "backend: PrivateUse1\ncpp_namespace: at::h\nuse_out_as_primary: true\nsupported:\n- empty.memory_format\nautograd:\n- mul.out\n",
+    );
+    const backend = f.get("RegisterPrivateUse1.cpp")!;
+    const autograd = f.get("RegisterAutogradPrivateUse1.cpp")!;
+    expect(autograd).toContain('derived_functional(c10::DispatchKey::AutogradPrivateUse1, "aten::mul", "out")');
+    expect(backend).not.toContain("derived_functional(c10::DispatchKey::");
+    expect(defines(backend, "derived_functional")).toBe(true);
+    expect(defines(autograd, "derived_functional")).toBe(false);
+    expect(declares(autograd, "derived_functional")).toBe(true);
+    expect(autograd).toContain("using namespace ::at::h::opgen_derived;");
+    expect(backend).not.toContain("using namespace ::at::h::opgen_derived;");
+  });
+
+  it("a backend without derived overloads gets no helpers at all", () => {
+    const f = files("backend: PrivateUse1\ncpp_namespace: at::h\nsupported:\n- view\n");
+    expect(f.get("RegisterPrivateUse1.cpp")).not.toContain("opgen_derived");
+  });
+});
+
 describe("plan", () => {
   const servedBy = () => {
     const p = buildPlan(config, catalog);
