@@ -656,15 +656,8 @@ class Checker {
       this.error(this.locOf(node), `${key} is ${describe(node)}; it must be a list of operator names like add.Tensor`);
       return [];
     }
-    const out: RawEntry[] = [];
-    if (this.catalog.expect) {
-      const names: string[] = [];
-      for (const item of node.items) {
-        const name = isAlias(item) ? null : pyyamlString(item);
-        if (name !== null) names.push(name);
-      }
-      this.catalog.expect(names);
-    }
+    // Names first (bad entries reported here), so the catalog hears about all of them before the lookups.
+    const named: { name: string; loc: SourceLoc }[] = [];
     for (const item of node.items) {
       if (isAlias(item)) continue;
       const loc = this.locOf(item);
@@ -677,10 +670,10 @@ class Checker {
         );
         continue;
       }
-      const fn = this.resolveOp(key, name, loc);
-      out.push({ name, loc, fn });
+      named.push({ name, loc });
     }
-    return out;
+    this.catalog.expect?.(named.map((e) => e.name));
+    return named.map(({ name, loc }) => ({ name, loc, fn: this.resolveOp(key, name, loc) }));
   }
 
   private resolveOp(key: string, name: string, loc: SourceLoc): NativeFunction | null {
