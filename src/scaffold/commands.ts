@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import { discoverTorch } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
 import { build } from "./build.js";
-import { DEVICE_KINDS, init } from "./init.js";
+import { DEVICE_KINDS, init, KERNEL_SETS } from "./init.js";
 
 /** The torch release `init` pins by default (Note [Pinned torch]): the discovered torch's, if it is a release. */
 async function discoveredRelease(python?: string): Promise<string> {
@@ -39,6 +39,11 @@ export function registerScaffoldCommands(program: Command): void {
     .option("--device <kind>", `hardware the runtime targets: ${DEVICE_KINDS.join(" | ")}`, "cpu")
     .option("-f, --force", "write into a non-empty directory, replacing files the scaffold has")
     .option(
+      "--kernels <set>",
+      `which reference operators backend.yaml registers: ${KERNEL_SETS.join(" | ")} (the sources are the same)`,
+      "starter",
+    )
+    .option(
       "--torch-version <x.y.z>",
       "the torch release the project pins and builds against (default: the torch of --python, $OPGEN_PYTHON or python3)",
     )
@@ -46,10 +51,23 @@ export function registerScaffoldCommands(program: Command): void {
     .action(
       async (
         dir: string,
-        opts: { name: string; device: string; force?: boolean; torchVersion?: string; python?: string },
+        opts: {
+          name: string;
+          device: string;
+          kernels: string;
+          force?: boolean;
+          torchVersion?: string;
+          python?: string;
+        },
       ) => {
         const torchVersion = opts.torchVersion ?? (await discoveredRelease(opts.python));
-        const r = init(dir, { name: opts.name, device: opts.device, force: Boolean(opts.force), torchVersion });
+        const r = init(dir, {
+          name: opts.name,
+          device: opts.device,
+          kernels: opts.kernels,
+          force: Boolean(opts.force),
+          torchVersion,
+        });
         process.stdout.write(
           `created ${r.vars.package} for device "${r.vars.name}" in ${dir} (${r.files.length} files)\n`,
         );

@@ -18,6 +18,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Handlebars from "handlebars";
+import YAML from "yaml";
 import { deviceNameProblem, KNOWN_DEVICES } from "../backend/names.js";
 import { MIN_TORCH } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
@@ -28,9 +29,23 @@ export type DeviceKind = (typeof DEVICE_KINDS)[number];
 
 /** Layers per device kind; `null` marks a kind that is planned but not shipped yet. */
 const LAYERS: Readonly<Record<DeviceKind, readonly string[] | null>> = {
-  cpu: ["common", "cpu"],
+  cpu: ["common"],
   cuda: null,
 };
+
+/**
+ * Note [Projects copy the reference backend]: a project's C++ (driver,
+ * kernel library, ATen glue, runtime) is `backends/ref/csrc/`, copied byte
+ * for byte: it carries no name (messages ask the runtime for the device's
+ * name), so this repository compiles, lints and runs conformance on exactly
+ * what a vendor starts from. Its conformance expectations come along. The
+ * scaffold adds only the files that carry the project's name.
+ */
+const REFERENCE_FILES = ["csrc", "conformance-expectations.yaml"] as const;
+
+/** Which operators a new project registers: the starter subset or the whole reference set. */
+export const KERNEL_SETS = ["starter", "all"] as const;
+export type KernelSet = (typeof KERNEL_SETS)[number];
 
 /**
  * Device names torch knows beyond c10's DeviceType list (names.ts): Python-level
@@ -44,6 +59,8 @@ export interface InitOptions {
   readonly device?: DeviceKind | string;
   /** Write into a non-empty directory, replacing files the scaffold has. */
   readonly force?: boolean;
+  /** Which reference operators backend.yaml lists (default "starter"). */
+  readonly kernels?: KernelSet | string;
   /**
    * The torch release the project builds against, `x.y.z` (the CLI passes the
    * one discovered, or --torch-version): Note [Pinned torch].
@@ -65,6 +82,8 @@ export interface ScaffoldVars {
   readonly torch_version: string;
   /** The opgen-backend release that made the project (its CI installs the same). */
   readonly opgen_version: string;
+  /** backend.yaml's `supported:` entries, one `  - op` line each. */
+  readonly supported: string;
 }
 
 export interface InitResult {
@@ -103,7 +122,12 @@ export function torchVersionProblem(v: string): string | null {
   return null;
 }
 
-export function scaffoldVars(name: string, kind: DeviceKind, torchVersion: string): ScaffoldVars {
+export function scaffoldVars(
+  name: string,
+  kind: DeviceKind,
+  torchVersion: string,
+  ops: readonly string[] = [],
+): ScaffoldVars {
   const camel = name
     .split("_")
     .filter((s) => s.length > 0)
@@ -120,6 +144,7 @@ export function scaffoldVars(name: string, kind: DeviceKind, torchVersion: strin
     device_kind: kind,
     torch_version: torchVersion,
     opgen_version: VERSION,
+    supported: ops.map((op) => `  - ${op}`).join("\n"),
   };
 }
 
@@ -132,6 +157,24 @@ export function scaffoldsRoot(): string {
     dir = path.dirname(dir);
   }
   throw new Error("cannot find the scaffolds/ directory of opgen-backend");
+}
+
+/** The repository's backends/ref/ directory, beside scaffolds/. */
+export function referenceRoot(): string {
+  return path.join(path.dirname(scaffoldsRoot()), "backends", "ref");
+}
+
+/** The operators of a kernel set, read from backends/ref (backend.yaml, starter-ops.txt). */
+export function referenceOps(set: KernelSet): string[] {
+  const root = referenceRoot();
+  if (set === "starter") {
+    return readFileSync(path.join(root, "starter-ops.txt"), "utf8")
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l.length > 0 && !l.startsWith("#"));
+  }
+  const yaml = YAML.parse(readFileSync(path.join(root, "backend.yaml"), "utf8")) as { supported?: string[] };
+  return [...(yaml.supported ?? [])];
 }
 
 function walk(root: string, rel = ""): string[] {
@@ -173,6 +216,16 @@ export function renderScaffold(kind: DeviceKind, vars: ScaffoldVars): Map<string
       );
     }
   }
+  const ref = referenceRoot();
+  for (const top of REFERENCE_FILES) {
+    const abs = path.join(ref, top);
+    if (!existsSync(abs)) continue;
+    if (statSync(abs).isDirectory()) {
+      for (const rel of walk(abs)) files.set(`${top}/${rel}`, readFileSync(path.join(abs, rel)));
+    } else {
+      files.set(top, readFileSync(abs));
+    }
+  }
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
@@ -185,6 +238,10 @@ export function init(dir: string, opts: InitOptions): InitResult {
     problems.push(`--device: "${kind}" is not a device kind; use one of ${DEVICE_KINDS.join(", ")}`);
   } else if (LAYERS[kind as DeviceKind] === null) {
     problems.push(`--device: the ${kind} scaffold is not available yet; use --device cpu`);
+  }
+  const kernels = opts.kernels ?? "starter";
+  if (!(KERNEL_SETS as readonly string[]).includes(kernels)) {
+    problems.push(`--kernels: "${kernels}" is not a kernel set; use one of ${KERNEL_SETS.join(", ")}`);
   }
   const torchProblem = torchVersionProblem(opts.torchVersion);
   if (torchProblem) problems.push(`--torch-version: ${torchProblem}`);
@@ -202,7 +259,7 @@ export function init(dir: string, opts: InitOptions): InitResult {
       problems.length === 1 ? [] : problems.map((message) => ({ severity: "error" as const, message })),
     );
   }
-  const vars = scaffoldVars(opts.name, kind as DeviceKind, opts.torchVersion);
+  const vars = scaffoldVars(opts.name, kind as DeviceKind, opts.torchVersion, referenceOps(kernels as KernelSet));
   const files = renderScaffold(kind as DeviceKind, vars);
   for (const [rel, content] of files) {
     const abs = path.join(target, rel);

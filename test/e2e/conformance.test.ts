@@ -83,7 +83,12 @@ function opts(b: Built, extra: Partial<TestOptions>): TestOptions {
   };
 }
 
-/** Broken kernels, each a different fault; CPU compute copied back to the device. */
+/**
+ * Broken kernels, each a different fault; CPU compute copied back to the
+ * device. They live in their own namespace (the project's backend.yaml is
+ * switched to `cpp_namespace: opgen_broken`), and the project's healthy
+ * starter operators forward to the reference kernels in opgen_ref.
+ */
 const BROKEN_KERNELS = `// Deliberately broken kernels for the conformance runner's e2e test.
 #include "generated/PrivateUse1NativeFunctions.h"
 #include <ATen/ATen.h>
@@ -91,53 +96,74 @@ const BROKEN_KERNELS = `// Deliberately broken kernels for the conformance runne
 #include <chrono>
 #include <thread>
 
-namespace at::broken {
+namespace opgen_ref {
+at::Tensor add(const at::Tensor&, const at::Tensor&, const at::Scalar&);
+at::Tensor mul(const at::Tensor&, const at::Tensor&);
+at::Tensor mm(const at::Tensor&, const at::Tensor&);
+at::Tensor relu(const at::Tensor&);
+at::Tensor sum(const at::Tensor&, at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>);
+at::Tensor& normal_(at::Tensor&, double, double, std::optional<at::Generator>);
+at::Tensor& uniform_(at::Tensor&, double, double, std::optional<at::Generator>);
+} // namespace opgen_ref
+
+namespace opgen_broken {
 namespace {
 at::Tensor back(const at::Tensor& cpu, const at::Tensor& like) { return cpu.to(like.device()); }
 }
 
+// healthy: the reference kernels
+at::Tensor add(const at::Tensor& a, const at::Tensor& b, const at::Scalar& alpha) { return opgen_ref::add(a, b, alpha); }
+at::Tensor mul(const at::Tensor& a, const at::Tensor& b) { return opgen_ref::mul(a, b); }
+at::Tensor mm(const at::Tensor& a, const at::Tensor& b) { return opgen_ref::mm(a, b); }
+at::Tensor relu(const at::Tensor& a) { return opgen_ref::relu(a); }
+at::Tensor sum(const at::Tensor& a, at::OptionalIntArrayRef d, bool k, std::optional<at::ScalarType> t) {
+  return opgen_ref::sum(a, d, k, t);
+}
+at::Tensor& normal_(at::Tensor& a, double m, double s, std::optional<at::Generator> g) { return opgen_ref::normal_(a, m, s, g); }
+at::Tensor& uniform_(at::Tensor& a, double f, double t, std::optional<at::Generator> g) { return opgen_ref::uniform_(a, f, t, g); }
+
 // wrong value
-at::Tensor BrokenNativeFunctions::sub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   return back(at::sub(self.cpu(), other.cpu(), alpha) + 1, self);
 }
 // wrong dtype
-at::Tensor BrokenNativeFunctions::abs(const at::Tensor& self) {
+at::Tensor abs(const at::Tensor& self) {
   return back(at::abs(self.cpu()).to(at::kDouble), self);
 }
 // segfault (floor: no other op's backward uses it, so only floor crashes)
-at::Tensor BrokenNativeFunctions::floor(const at::Tensor& self) {
+at::Tensor floor(const at::Tensor& self) {
   std::raise(SIGSEGV);
   return self;
 }
 // hang
-at::Tensor BrokenNativeFunctions::exp(const at::Tensor& self) {
+at::Tensor exp(const at::Tensor& self) {
   for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
   return self;
 }
 // in-place that returns a new tensor and leaves self alone
-at::Tensor& BrokenNativeFunctions::mul_(at::Tensor& self, const at::Tensor& other) {
+at::Tensor& mul_(at::Tensor& self, const at::Tensor& other) {
   static thread_local at::Tensor keep;
   keep = back(at::mul(self.cpu(), other.cpu()), self);
   return keep;
 }
 // out= that ignores out
-at::Tensor& BrokenNativeFunctions::div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
   static thread_local at::Tensor keep;
   keep = back(at::div(self.cpu(), other.cpu()), self);
   return keep;
 }
 // a view that copies
-at::Tensor BrokenNativeFunctions::t(const at::Tensor& self) {
+at::Tensor t(const at::Tensor& self) {
   return back(self.cpu().t().contiguous(), self);
 }
 // correct forward, wrong backward
-at::Tensor BrokenNativeFunctions::tanh(const at::Tensor& self) {
+at::Tensor tanh(const at::Tensor& self) {
   return back(at::tanh(self.cpu()), self);
 }
-at::Tensor BrokenNativeFunctions::tanh_backward(const at::Tensor& grad_output, const at::Tensor& output) {
+at::Tensor tanh_backward(const at::Tensor& grad_output, const at::Tensor& output) {
   return back(at::tanh_backward(grad_output.cpu(), output.cpu()) * 2, grad_output);
 }
-} // namespace at::broken
+} // namespace opgen_broken
 `;
 
 const BROKEN_OPS = ["abs", "div.out", "exp", "floor", "mul_.Tensor", "sub.Tensor", "t", "tanh", "tanh_backward"];
@@ -159,11 +185,8 @@ beforeAll(async () => {
         const all = [...new Set([...have.map((l) => l.trim().slice(2)), ...BROKEN_OPS])].sort();
         return `supported:\n${all.map((o) => `  - ${o}`).join("\n")}\n`;
       });
-      writeFileSync(yamlFile, y);
-      const ns = /^cpp_namespace:\s*(\S+)/m.exec(y)?.[1] ?? "at::broken";
-      const cls = /^class_name:\s*(\S+)/m.exec(y)?.[1] ?? "BrokenNativeFunctions";
-      const src = BROKEN_KERNELS.replaceAll("at::broken", ns).replaceAll("BrokenNativeFunctions", cls);
-      writeFileSync(path.join(dir, "csrc", "kernels", "broken.cpp"), src);
+      writeFileSync(yamlFile, y.replace(/^cpp_namespace: .*$/m, "cpp_namespace: opgen_broken"));
+      writeFileSync(path.join(dir, "csrc", "aten", "Broken.cpp"), BROKEN_KERNELS);
     });
     // A silent fallback: listed in the manifest, but no kernel registered.
     const mf = path.join(broken.dir, "csrc", "generated", "op_manifest.json");

@@ -417,11 +417,11 @@ describe("build: generated code and incremental rebuilds", () => {
   }, 240_000);
 
   it("a rebuild after touching one kernel recompiles only that file", async () => {
-    const kernel = path.join(project, "csrc", "kernels", "unary.cpp");
+    const kernel = path.join(project, "csrc", "aten", "Unary.cpp");
     const now = new Date();
     utimesSync(kernel, now, now);
     const again = await build(project, { python, jobs: 2, werror: true, target: site, log: () => {} });
-    expect(again.compiled).toEqual(["csrc/kernels/unary.cpp"]);
+    expect(again.compiled).toEqual(["csrc/aten/Unary.cpp"]);
     const r = await runPy(
       `import torch\nprint(torch.relu(torch.tensor([-1.0, 2.0], device="${DEV}")).cpu().tolist())\n`,
     );
@@ -435,11 +435,11 @@ describe("build: generated code and incremental rebuilds", () => {
     const extra = path.join(project, "csrc", "kernels", "zz_missing.cpp");
     writeFileSync(
       extra,
-      `#include "generated/PrivateUse1NativeFunctions.h"\nnamespace at::${DEV} {\nat::Tensor never_defined(const at::Tensor& self);\nat::Tensor (*volatile keep)(const at::Tensor&) = &never_defined;\n}\n`,
+      `#include "generated/PrivateUse1NativeFunctions.h"\nnamespace opgen_ref {\nat::Tensor never_defined(const at::Tensor& self);\nat::Tensor (*volatile keep)(const at::Tensor&) = &never_defined;\n}\n`,
     );
     try {
       await expect(build(project, { python, jobs: 2, werror: true, target: site, log: () => {} })).rejects.toThrow(
-        /at::testchip::never_defined\(at::Tensor const&\) is declared .* but not defined/,
+        /opgen_ref::never_defined\(at::Tensor const&\) is declared .* but not defined/,
       );
     } finally {
       rmSync(extra);

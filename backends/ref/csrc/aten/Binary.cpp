@@ -1,0 +1,255 @@
+// Binary pointwise operators (arithmetic, division with rounding modes,
+// powers, comparisons, logical and bitwise ops) plus where and clamp. Each is
+// a line over `binary`: promote with at::result_type (Tensor or Scalar
+// operands, wrapped numbers as eager treats them), broadcast with
+// at::infer_size, cast the inputs to the compute dtype, call refkBinary.
+#include "aten/Glue.h"
+
+#include <ATen/ExpandUtils.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/TypeProperties.h>
+#include <ATen/ops/result_type.h>
+#include <ATen/ScalarOps.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/util/Exception.h>
+
+namespace opgen_ref {
+namespace {
+
+enum class Rule {
+  Arith,     // result = promoted dtype
+  ToFloat,   // integral results become the default float dtype (true division, atan2)
+  Compare,   // compute in the promoted dtype, bool result
+  Bitwise,   // integral or bool only
+  NoBool,    // arithmetic that eager refuses for bool (fmod, remainder)
+};
+
+at::Tensor wrap(const at::Scalar& s) { return at::native::wrapped_scalar_tensor(s); }
+
+void alpha_check(c10::ScalarType dtype, const at::Scalar& alpha) {
+  TORCH_CHECK(!alpha.isBoolean() || dtype == c10::kBool, "Boolean alpha only supported for Boolean results.");
+  TORCH_CHECK(c10::isFloatingType(dtype) || c10::isComplexType(dtype) || alpha.isIntegral(true),
+              "For integral input tensors, argument alpha must not be a floating point number.");
+}
+
+at::Tensor binary(const at::Tensor& a, const at::Tensor& b, refkBinaryOp op, Rule rule, const char* name,
+                  const at::Scalar& alpha = 1) {
+  const c10::Device device = common_device({&a, &b}, name);
+  const c10::DeviceGuard guard(device);
+  c10::ScalarType compute = at::result_type(a, b);
+  c10::ScalarType result = compute;
+  const bool integral = c10::isIntegralType(compute, /*includeBool=*/true);
+  switch (rule) {
+    case Rule::Arith: break;
+    case Rule::ToFloat:
+      if (integral) compute = result = c10::typeMetaToScalarType(c10::get_default_dtype());
+      break;
+    case Rule::Compare: result = c10::kBool; break;
+    case Rule::Bitwise:
+      TORCH_CHECK_NOT_IMPLEMENTED(integral, "\"", name, "\" not implemented for '", c10::toString(compute), "'");
+      break;
+    case Rule::NoBool:
+      TORCH_CHECK_NOT_IMPLEMENTED(compute != c10::kBool, "\"", name, "\" not implemented for 'Bool'");
+      break;
+  }
+  kernel_dtype(compute, name);
+  const auto shape = at::infer_size(a.sizes(), b.sizes());
+  const at::Tensor x = to_dtype(a, compute, device, name);
+  const at::Tensor y = to_dtype(b, compute, device, name);
+  at::Tensor out = empty(shape, result, device);
+  if (out.numel() == 0) return out;
+  const refkTensor o = describe(out, name);
+  const refkTensor dx = describe_as(x, shape, name);
+  const refkTensor dy = describe_as(y, shape, name);
+  const refkContext ctx = context();
+  check(refkBinary(&ctx, op, &o, &dx, &dy, kernel_scalar(alpha)), name);
+  return out;
+}
+
+at::Tensor add_sub(const at::Tensor& a, const at::Tensor& b, const at::Scalar& alpha, refkBinaryOp op,
+                   const char* name) {
+  const auto dtype = at::result_type(a, b);
+  if (op == refkSub) {
+    TORCH_CHECK(dtype != c10::kBool || (a.scalar_type() != c10::kBool && b.scalar_type() != c10::kBool),
+                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                "`logical_xor()` operator instead.");
+    TORCH_CHECK(a.scalar_type() != c10::kBool && b.scalar_type() != c10::kBool,
+                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+                "mask, use the `~` or `logical_not()` operator instead.");
+  }
+  alpha_check(dtype, alpha);
+  return binary(a, b, op, Rule::Arith, name, alpha);
+}
+
+refkBinaryOp division(std::optional<c10::string_view> mode) {
+  if (!mode.has_value()) return refkDiv;
+  if (*mode == "trunc") return refkDivTrunc;
+  if (*mode == "floor") return refkDivFloor;
+  TORCH_CHECK(false, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
+}
+
+at::Tensor div_mode(const at::Tensor& a, const at::Tensor& b, std::optional<c10::string_view> mode) {
+  const refkBinaryOp op = division(mode);
+  return binary(a, b, op, op == refkDiv ? Rule::ToFloat : Rule::Arith, "div");
+}
+
+at::Tensor pow_impl(const at::Tensor& base, const at::Tensor& exponent) {
+  return binary(base, exponent, refkPow, Rule::Arith, "pow");
+}
+
+}  // namespace
+
+at::Tensor add(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  return add_sub(self, other, alpha, refkAdd, "add");
+}
+at::Tensor add(const at::Tensor& self, const at::Scalar& other, const at::Scalar& alpha) {
+  return add_sub(self, wrap(other), alpha, refkAdd, "add");
+}
+at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  return add_sub(self, other, alpha, refkSub, "sub");
+}
+at::Tensor sub(const at::Tensor& self, const at::Scalar& other, const at::Scalar& alpha) {
+  return add_sub(self, wrap(other), alpha, refkSub, "sub");
+}
+at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkMul, Rule::Arith, "mul");
+}
+at::Tensor mul(const at::Tensor& self, const at::Scalar& other) {
+  return binary(self, wrap(other), refkMul, Rule::Arith, "mul");
+}
+at::Tensor div(const at::Tensor& self, const at::Tensor& other) { return div_mode(self, other, std::nullopt); }
+at::Tensor div(const at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> rounding_mode) {
+  return div_mode(self, other, rounding_mode);
+}
+at::Tensor div(const at::Tensor& self, const at::Scalar& other) { return div_mode(self, wrap(other), std::nullopt); }
+at::Tensor div(const at::Tensor& self, const at::Scalar& other, std::optional<c10::string_view> rounding_mode) {
+  return div_mode(self, wrap(other), rounding_mode);
+}
+at::Tensor fmod(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkFmod, Rule::NoBool, "fmod_cpu");
+}
+at::Tensor fmod(const at::Tensor& self, const at::Scalar& other) {
+  return binary(self, wrap(other), refkFmod, Rule::NoBool, "fmod_cpu");
+}
+at::Tensor remainder(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkRemainder, Rule::NoBool, "remainder_cpu");
+}
+at::Tensor remainder(const at::Tensor& self, const at::Scalar& other) {
+  return binary(self, wrap(other), refkRemainder, Rule::NoBool, "remainder_cpu");
+}
+at::Tensor pow(const at::Tensor& self, const at::Tensor& exponent) { return pow_impl(self, exponent); }
+at::Tensor pow(const at::Scalar& self, const at::Tensor& exponent) { return pow_impl(wrap(self), exponent); }
+at::Tensor pow(const at::Tensor& self, const at::Scalar& exponent) {
+  TORCH_CHECK(!(c10::isIntegralType(self.scalar_type(), true) && exponent.isIntegral(true) && exponent.toLong() < 0),
+              "Integers to negative integer powers are not allowed.");
+  return pow_impl(self, wrap(exponent));
+}
+at::Tensor atan2(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkAtan2, Rule::ToFloat, "atan2");
+}
+at::Tensor& atan2_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  const at::Tensor r = opgen_ref::atan2(self, other);
+  TORCH_CHECK(c10::canCast(r.scalar_type(), out.scalar_type()), "result type ", r.scalar_type(),
+              " can't be cast to the desired output type ", out.scalar_type());
+  at::native::resize_output(out, r.sizes());
+  copy_into(out, r, "atan2.out");
+  return out;
+}
+at::Tensor maximum(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkMaximum, Rule::Arith, "maximum");
+}
+at::Tensor minimum(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkMinimum, Rule::Arith, "minimum");
+}
+
+#define OPGEN_REF_BINARY_PAIR(fn, op, rule, label)                            \
+  at::Tensor fn(const at::Tensor& self, const at::Tensor& other) {          \
+    return binary(self, other, op, rule, label);                            \
+  }                                                                         \
+  at::Tensor fn(const at::Tensor& self, const at::Scalar& other) {          \
+    return binary(self, wrap(other), op, rule, label);                      \
+  }
+OPGEN_REF_BINARY_PAIR(bitwise_and, refkBitwiseAnd, Rule::Bitwise, "bitwise_and_cpu")
+OPGEN_REF_BINARY_PAIR(bitwise_or, refkBitwiseOr, Rule::Bitwise, "bitwise_or_cpu")
+OPGEN_REF_BINARY_PAIR(bitwise_xor, refkBitwiseXor, Rule::Bitwise, "bitwise_xor_cpu")
+OPGEN_REF_BINARY_PAIR(eq, refkEq, Rule::Compare, "eq")
+OPGEN_REF_BINARY_PAIR(ne, refkNe, Rule::Compare, "ne")
+OPGEN_REF_BINARY_PAIR(lt, refkLt, Rule::Compare, "lt")
+OPGEN_REF_BINARY_PAIR(le, refkLe, Rule::Compare, "le")
+OPGEN_REF_BINARY_PAIR(gt, refkGt, Rule::Compare, "gt")
+OPGEN_REF_BINARY_PAIR(ge, refkGe, Rule::Compare, "ge")
+#undef OPGEN_REF_BINARY_PAIR
+
+at::Tensor logical_and(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkLogicalAnd, Rule::Compare, "logical_and");
+}
+at::Tensor logical_or(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkLogicalOr, Rule::Compare, "logical_or");
+}
+at::Tensor logical_xor(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkLogicalXor, Rule::Compare, "logical_xor");
+}
+
+at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
+  const c10::Device device = common_device({&condition, &self, &other}, "where");
+  const c10::DeviceGuard guard(device);
+  TORCH_CHECK(condition.scalar_type() == c10::kBool || condition.scalar_type() == c10::kByte,
+              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+              condition.scalar_type());
+  const auto dtype = at::result_type(self, other);
+  kernel_dtype(dtype, "where");
+  const auto shape = at::infer_size(at::infer_size(condition.sizes(), self.sizes()), other.sizes());
+  const at::Tensor c = to_dtype(condition, c10::kBool, device, "where");
+  const at::Tensor x = to_dtype(self, dtype, device, "where");
+  const at::Tensor y = to_dtype(other, dtype, device, "where");
+  at::Tensor out = empty(shape, dtype, device);
+  if (out.numel() == 0) return out;
+  const refkTensor o = describe(out, "where"), dc = describe_as(c, shape, "where"),
+                   dx = describe_as(x, shape, "where"), dy = describe_as(y, shape, "where");
+  const refkContext ctx = context();
+  check(refkWhere(&ctx, &o, &dc, &dx, &dy), "where");
+  return out;
+}
+
+namespace {
+
+// clamp's bounds: Scalars or tensors, each possibly absent.
+at::Tensor clamp_impl(const at::Tensor& self, const at::Tensor& lo, const at::Tensor& hi) {
+  TORCH_CHECK(lo.defined() || hi.defined(), "torch.clamp: At least one of 'min' or 'max' must not be None");
+  const c10::Device device = common_device({&self, &lo, &hi}, "clamp");
+  const c10::DeviceGuard guard(device);
+  at::native::ResultTypeState state{};
+  state = at::native::update_result_type_state(self, state);
+  if (lo.defined()) state = at::native::update_result_type_state(lo, state);
+  if (hi.defined()) state = at::native::update_result_type_state(hi, state);
+  const auto dtype = at::native::result_type(state);
+  TORCH_CHECK_NOT_IMPLEMENTED(dtype != c10::kBool, "\"clamp_cpu\" not implemented for 'Bool'");
+  kernel_dtype(dtype, "clamp");
+  auto shape = self.sizes().vec();
+  if (lo.defined()) shape = at::infer_size(shape, lo.sizes());
+  if (hi.defined()) shape = at::infer_size(shape, hi.sizes());
+  const at::Tensor x = to_dtype(self, dtype, device, "clamp");
+  const at::Tensor l = lo.defined() ? to_dtype(lo, dtype, device, "clamp") : at::Tensor();
+  const at::Tensor h = hi.defined() ? to_dtype(hi, dtype, device, "clamp") : at::Tensor();
+  at::Tensor out = empty(shape, dtype, device);
+  if (out.numel() == 0) return out;
+  const refkTensor o = describe(out, "clamp"), dx = describe_as(x, shape, "clamp");
+  refkTensor dl{}, dh{};
+  if (l.defined()) dl = describe_as(l, shape, "clamp");
+  if (h.defined()) dh = describe_as(h, shape, "clamp");
+  const refkContext ctx = context();
+  check(refkClamp(&ctx, &o, &dx, &dl, &dh), "clamp");
+  return out;
+}
+
+}  // namespace
+
+at::Tensor clamp(const at::Tensor& self, const std::optional<at::Scalar>& min, const std::optional<at::Scalar>& max) {
+  return clamp_impl(self, min ? wrap(*min) : at::Tensor(), max ? wrap(*max) : at::Tensor());
+}
+at::Tensor clamp(const at::Tensor& self, const std::optional<at::Tensor>& min, const std::optional<at::Tensor>& max) {
+  return clamp_impl(self, min.value_or(at::Tensor()), max.value_or(at::Tensor()));
+}
+
+}  // namespace opgen_ref

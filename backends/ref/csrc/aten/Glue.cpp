@@ -1,0 +1,151 @@
+// Descriptors, allocation, casts and errors for the ATen glue (Glue.h).
+#include "aten/Glue.h"
+
+#include "runtime/Runtime.h"
+
+#include <ATen/EmptyTensor.h>
+#include <ATen/Parallel.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/util/Exception.h>
+
+namespace opgen_ref {
+
+bool has_kernel_dtype(c10::ScalarType t) {
+  switch (t) {
+    case c10::kBool:
+    case c10::kByte:
+    case c10::kChar:
+    case c10::kShort:
+    case c10::kInt:
+    case c10::kLong:
+    case c10::kHalf:
+    case c10::kBFloat16:
+    case c10::kFloat:
+    case c10::kDouble: return true;
+    default: return false;
+  }
+}
+
+refkDtype kernel_dtype(c10::ScalarType t, const char* op) {
+  switch (t) {
+    case c10::kBool: return refkBool;
+    case c10::kByte: return refkUInt8;
+    case c10::kChar: return refkInt8;
+    case c10::kShort: return refkInt16;
+    case c10::kInt: return refkInt32;
+    case c10::kLong: return refkInt64;
+    case c10::kHalf: return refkFloat16;
+    case c10::kBFloat16: return refkBFloat16;
+    case c10::kFloat: return refkFloat32;
+    case c10::kDouble: return refkFloat64;
+    default: break;
+  }
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "\"", op, "\" not implemented for '", c10::toString(t), "' on ",
+                              c10::get_privateuse1_backend());
+}
+
+refkTensor describe(const at::Tensor& t, const char* op) {
+  return describe_as(t, t.sizes(), op);
+}
+
+refkTensor describe_as(const at::Tensor& t, at::IntArrayRef shape, const char* op) {
+  TORCH_CHECK(static_cast<int64_t>(shape.size()) <= REFK_MAX_DIMS, op, ": tensors of more than ", REFK_MAX_DIMS,
+              " dimensions are not supported on ", c10::get_privateuse1_backend());
+  refkTensor d{};
+  d.data = t.numel() == 0 ? nullptr : const_cast<void*>(t.const_data_ptr());
+  d.dtype = kernel_dtype(t.scalar_type(), op);
+  d.ndim = static_cast<int32_t>(shape.size());
+  // Right-aligned broadcast: dims t lacks, or has as 1 where shape does not, get stride 0.
+  const int64_t offset = static_cast<int64_t>(shape.size()) - t.dim();
+  TORCH_INTERNAL_ASSERT(offset >= 0, op, ": cannot broadcast a ", t.dim(), "-d tensor to ", shape);
+  for (int64_t i = 0; i < d.ndim; ++i) {
+    d.sizes[i] = shape[i];
+    const int64_t j = i - offset;
+    if (j < 0) {
+      d.strides[i] = 0;
+    } else if (t.size(j) == shape[i]) {
+      d.strides[i] = t.stride(j);
+    } else {
+      TORCH_INTERNAL_ASSERT(t.size(j) == 1, op, ": cannot broadcast ", t.sizes(), " to ", shape);
+      d.strides[i] = 0;
+    }
+  }
+  return d;
+}
+
+refkContext context() {
+  return refkContext{runtime::current_stream(), static_cast<int32_t>(at::get_num_threads())};
+}
+
+void check(refkStatus s, const char* op) {
+  if (s == refkSuccess) return;
+  const std::string message = refkLastError();
+  if (message == "ZeroDivisionError") TORCH_CHECK(false, "ZeroDivisionError");
+  if (s == refkErrorUnsupportedDtype) TORCH_CHECK_NOT_IMPLEMENTED(false, op, ": ", message);
+  TORCH_CHECK(false, op, ": ", message);
+}
+
+refkScalar kernel_scalar(const c10::Scalar& s) {
+  if (s.isFloatingPoint()) return refkScalar{s.toDouble(), static_cast<int64_t>(s.toDouble())};
+  if (s.isBoolean()) return refkScalar{s.toBool() ? 1.0 : 0.0, s.toBool() ? 1 : 0};
+  TORCH_CHECK(!s.isComplex(), "complex scalars are not supported on ", c10::get_privateuse1_backend());
+  return refkScalar{static_cast<double>(s.toLong()), s.toLong()};
+}
+
+c10::Device common_device(std::initializer_list<const at::Tensor*> ts, const char* op) {
+  std::optional<c10::Device> device;
+  for (const at::Tensor* t : ts) {
+    if (t == nullptr || !t->defined()) continue;
+    if (t->device().is_cpu() && t->dim() == 0) continue;
+    if (!device) {
+      device = t->device();
+    } else {
+      TORCH_CHECK(*device == t->device(),
+                  "Expected all tensors to be on the same device, but found at least two devices, ", *device,
+                  " and ", t->device(), "! (when checking argument for ", op, ")");
+    }
+  }
+  TORCH_CHECK(device.has_value(), op, ": expected a tensor on ", c10::get_privateuse1_backend());
+  TORCH_CHECK(device->is_privateuseone(), op, ": expected tensors on ", c10::get_privateuse1_backend(),
+              ", got one on ", *device);
+  return *device;
+}
+
+at::Tensor empty(at::IntArrayRef shape, c10::ScalarType dtype, c10::Device device) {
+  return at::empty(shape, at::TensorOptions().dtype(dtype).device(device));
+}
+
+at::Tensor scalar_tensor_on(const c10::Scalar& s, c10::ScalarType dtype, c10::Device device) {
+  at::Tensor t = empty({}, dtype, device);
+  const refkTensor d = describe(t, "scalar_tensor");
+  const refkContext ctx = context();
+  check(refkFill(&ctx, &d, kernel_scalar(s)), "scalar_tensor");
+  return t;
+}
+
+at::Tensor to_dtype(const at::Tensor& t, c10::ScalarType dtype, c10::Device device, const char* op) {
+  if (t.device().is_cpu()) {
+    TORCH_INTERNAL_ASSERT(t.dim() == 0, op, ": only 0-dim CPU tensors can join a device op");
+    return scalar_tensor_on(t.item(), dtype, device);
+  }
+  if (t.scalar_type() == dtype) return t;
+  at::Tensor out = empty(t.sizes(), dtype, device);
+  copy_into(out, t, op);
+  return out;
+}
+
+void copy_into(const at::Tensor& dst, const at::Tensor& src, const char* op) {
+  if (dst.numel() == 0) return;
+  const refkTensor d = describe(dst, op);
+  const refkTensor s = describe_as(src, dst.sizes(), op);
+  const refkContext ctx = context();
+  check(refkCopy(&ctx, &d, &s), op);
+}
+
+c10::Scalar read_scalar(const at::Tensor& t) {
+  TORCH_CHECK(t.numel() == 1, "a Tensor with ", t.numel(), " elements cannot be converted to Scalar");
+  return runtime::local_scalar(t);
+}
+
+}  // namespace opgen_ref

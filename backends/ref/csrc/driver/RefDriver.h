@@ -1,0 +1,96 @@
+// The reference device's driver: the C ABI a vendor's runtime SDK offers
+// (CUDA's runtime API, Ascend's acl, OpenReg's openreg library). Everything
+// the torch-facing runtime (csrc/runtime/) does to the device goes through
+// these calls: memory, copies, streams, events, the device count. A new
+// device is a new implementation of this header (cpu/ here, cuda/ beside it);
+// the runtime and the ATen glue do not change.
+//
+// Plain C, no torch headers: the driver is the layer below PyTorch.
+//
+// Note [Protected device memory]: the CPU driver keeps device memory in host
+// pages that are inaccessible (PROT_NONE) except while the kernel library or
+// the driver itself works on them. Host code that dereferences a device
+// pointer (glue reading a tensor's data_ptr, a runtime shortcut) faults at
+// once, as it would on a GPU, instead of passing on CPU and crashing on real
+// hardware. refAccessBegin/refAccessEnd open and close that window; only the
+// kernel library and the driver call them. Set REF_DRIVER_UNPROTECTED=1 to
+// turn protection off (debugging with a host debugger).
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum refError {
+  refSuccess = 0,
+  refErrorInvalidValue = 1,
+  refErrorInvalidDevice = 2,
+  refErrorMemoryAllocation = 3,
+  refErrorInvalidPointer = 4,
+  refErrorNotReady = 5,
+} refError;
+
+typedef enum refMemcpyKind {
+  refMemcpyHostToDevice = 0,
+  refMemcpyDeviceToHost = 1,
+  refMemcpyDeviceToDevice = 2,
+  refMemcpyHostToHost = 3,
+} refMemcpyKind;
+
+typedef enum refMemoryType { refMemoryUnregistered = 0, refMemoryHost = 1, refMemoryDevice = 2 } refMemoryType;
+
+typedef struct refPointerAttributes {
+  refMemoryType type;
+  int device;  // -1 for host memory
+  void* base;  // start of the allocation that contains the pointer
+  size_t size;
+} refPointerAttributes;
+
+typedef struct refStream_* refStream_t;  // NULL is the device's default stream
+typedef struct refEvent_* refEvent_t;
+
+const char* refGetErrorString(refError e);
+
+// Devices. The current device is per thread (as in CUDA).
+refError refGetDeviceCount(int* count);
+refError refSetDevice(int device);
+refError refGetDevice(int* device);
+refError refDeviceSynchronize(void);
+
+// Device memory on the current device, and pinned host memory.
+refError refMalloc(void** ptr, size_t size);
+refError refFree(void* ptr);
+refError refMallocHost(void** ptr, size_t size);
+refError refFreeHost(void* ptr);
+refError refPointerGetAttributes(refPointerAttributes* attributes, const void* ptr);
+
+// Copies; the async form is ordered on `stream`.
+refError refMemcpy(void* dst, const void* src, size_t count, refMemcpyKind kind);
+refError refMemcpyAsync(void* dst, const void* src, size_t count, refMemcpyKind kind, refStream_t stream);
+
+// Streams of the current device.
+refError refStreamCreate(refStream_t* stream, int priority);
+refError refStreamDestroy(refStream_t stream);
+refError refStreamSynchronize(refStream_t stream);
+refError refStreamQuery(refStream_t stream);
+refError refStreamWaitEvent(refStream_t stream, refEvent_t event);
+
+refError refEventCreate(refEvent_t* event);
+refError refEventDestroy(refEvent_t event);
+refError refEventRecord(refEvent_t event, refStream_t stream);
+refError refEventSynchronize(refEvent_t event);
+refError refEventQuery(refEvent_t event);
+refError refEventElapsedTime(float* ms, refEvent_t start, refEvent_t end);
+
+// Note [Protected device memory]: opens (Begin) or closes (End) host access
+// to the device allocation that contains `ptr`; nests and is thread-safe.
+// Pointers that are not device memory are ignored.
+refError refAccessBegin(const void* ptr);
+refError refAccessEnd(const void* ptr);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif

@@ -1,0 +1,283 @@
+// The CPU implementation of the reference driver (RefDriver.h): "device
+// memory" is host memory obtained with mmap and kept inaccessible outside
+// access windows (Note [Protected device memory]); work runs synchronously
+// on the calling thread, so a stream is an ordering promise that is always
+// kept and an event is the time it was reached.
+//
+// Note [Virtual devices]: the device count is 2 unless REF_DEVICE_COUNT says
+// otherwise (0..16), so that device-index bugs show on a machine without an
+// accelerator.
+#include "driver/RefDriver.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace {
+
+constexpr int kMaxDevices = 16;
+
+int read_device_count() {
+  const char* env = std::getenv("REF_DEVICE_COUNT");
+  if (env == nullptr || *env == '\0') return 2;
+  char* end = nullptr;
+  const long v = std::strtol(env, &end, 10);
+  if (end == env || *end != '\0' || v < 0) return 2;
+  return static_cast<int>(std::min<long>(v, kMaxDevices));
+}
+
+int device_count() {
+  static const int n = read_device_count();
+  return n;
+}
+
+bool protection_on() {
+  static const bool on = [] {
+    const char* env = std::getenv("REF_DRIVER_UNPROTECTED");
+    return env == nullptr || std::strcmp(env, "1") != 0;
+  }();
+  return on;
+}
+
+size_t page_size() {
+  static const size_t p = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return p;
+}
+
+thread_local int tls_device = 0;
+
+struct Allocation {
+  size_t size;      // bytes asked for
+  size_t mapped;    // bytes mapped (whole pages)
+  int device;       // -1: pinned host memory
+  int open = 0;     // access windows open on it
+};
+
+// Address-ordered, so that interior pointers (views) find their allocation.
+class Table {
+ public:
+  std::mutex mu;
+  std::map<uintptr_t, Allocation> map;
+
+  // The allocation containing p; map.end() when none. Caller holds mu.
+  std::map<uintptr_t, Allocation>::iterator find(const void* p) {
+    const auto key = reinterpret_cast<uintptr_t>(p);
+    auto it = map.upper_bound(key);
+    if (it == map.begin()) return map.end();
+    --it;
+    if (key < it->first + std::max<size_t>(it->second.size, 1)) return it;
+    return map.end();
+  }
+};
+
+Table& table() {
+  static Table* t = new Table();  // never destroyed: frees may run at exit
+  return *t;
+}
+
+void protect(uintptr_t base, const Allocation& a, bool accessible) {
+  if (a.device < 0 || !protection_on()) return;
+  mprotect(reinterpret_cast<void*>(base), a.mapped, accessible ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
+refError map_pages(void** ptr, size_t size, int device) {
+  if (ptr == nullptr) return refErrorInvalidValue;
+  if (size == 0) {
+    *ptr = nullptr;
+    return refSuccess;
+  }
+  const size_t mapped = (size + page_size() - 1) / page_size() * page_size();
+  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return refErrorMemoryAllocation;
+  Allocation a{size, mapped, device};
+  protect(reinterpret_cast<uintptr_t>(p), a, false);
+  std::lock_guard<std::mutex> g(table().mu);
+  table().map[reinterpret_cast<uintptr_t>(p)] = a;
+  *ptr = p;
+  return refSuccess;
+}
+
+refError unmap_pages(void* ptr, bool device) {
+  if (ptr == nullptr) return refSuccess;
+  size_t mapped = 0;
+  {
+    std::lock_guard<std::mutex> g(table().mu);
+    auto it = table().map.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == table().map.end() || (it->second.device >= 0) != device) return refErrorInvalidPointer;
+    mapped = it->second.mapped;
+    table().map.erase(it);
+  }
+  munmap(ptr, mapped);
+  return refSuccess;
+}
+
+// Copies with the driver's own access to device memory.
+class Access {
+ public:
+  Access(const void* a, const void* b) : a_(a), b_(b) {
+    refAccessBegin(a_);
+    refAccessBegin(b_);
+  }
+  ~Access() {
+    refAccessEnd(b_);
+    refAccessEnd(a_);
+  }
+  Access(const Access&) = delete;
+  Access& operator=(const Access&) = delete;
+
+ private:
+  const void* a_;
+  const void* b_;
+};
+
+struct Stream {
+  int device;
+};
+
+struct Event {
+  int device = -1;
+  bool recorded = false;
+  std::chrono::steady_clock::time_point when;
+};
+
+}  // namespace
+
+extern "C" {
+
+const char* refGetErrorString(refError e) {
+  switch (e) {
+    case refSuccess: return "no error";
+    case refErrorInvalidValue: return "invalid argument";
+    case refErrorInvalidDevice: return "invalid device ordinal";
+    case refErrorMemoryAllocation: return "out of memory";
+    case refErrorInvalidPointer: return "invalid device pointer";
+    case refErrorNotReady: return "device not ready";
+  }
+  return "unknown error";
+}
+
+refError refGetDeviceCount(int* count) {
+  if (count == nullptr) return refErrorInvalidValue;
+  *count = device_count();
+  return refSuccess;
+}
+
+refError refSetDevice(int device) {
+  if (device < 0 || device >= device_count()) return refErrorInvalidDevice;
+  tls_device = device;
+  return refSuccess;
+}
+
+refError refGetDevice(int* device) {
+  if (device == nullptr) return refErrorInvalidValue;
+  *device = tls_device;
+  return refSuccess;
+}
+
+refError refDeviceSynchronize(void) { return refSuccess; }
+
+refError refMalloc(void** ptr, size_t size) { return map_pages(ptr, size, tls_device); }
+refError refFree(void* ptr) { return unmap_pages(ptr, true); }
+refError refMallocHost(void** ptr, size_t size) { return map_pages(ptr, size, -1); }
+refError refFreeHost(void* ptr) { return unmap_pages(ptr, false); }
+
+refError refPointerGetAttributes(refPointerAttributes* attributes, const void* ptr) {
+  if (attributes == nullptr) return refErrorInvalidValue;
+  std::lock_guard<std::mutex> g(table().mu);
+  auto it = table().find(ptr);
+  if (it == table().map.end()) {
+    *attributes = refPointerAttributes{refMemoryUnregistered, -1, nullptr, 0};
+  } else {
+    const Allocation& a = it->second;
+    *attributes = refPointerAttributes{a.device < 0 ? refMemoryHost : refMemoryDevice, a.device,
+                                       reinterpret_cast<void*>(it->first), a.size};
+  }
+  return refSuccess;
+}
+
+refError refMemcpy(void* dst, const void* src, size_t count, refMemcpyKind kind) {
+  if (count == 0) return refSuccess;
+  if (dst == nullptr || src == nullptr || kind < refMemcpyHostToDevice || kind > refMemcpyHostToHost) {
+    return refErrorInvalidValue;
+  }
+  const Access access(dst, src);
+  std::memmove(dst, src, count);
+  return refSuccess;
+}
+
+refError refMemcpyAsync(void* dst, const void* src, size_t count, refMemcpyKind kind, refStream_t /*stream*/) {
+  return refMemcpy(dst, src, count, kind);
+}
+
+refError refStreamCreate(refStream_t* stream, int /*priority*/) {
+  if (stream == nullptr) return refErrorInvalidValue;
+  *stream = reinterpret_cast<refStream_t>(new Stream{tls_device});
+  return refSuccess;
+}
+
+refError refStreamDestroy(refStream_t stream) {
+  delete reinterpret_cast<Stream*>(stream);
+  return refSuccess;
+}
+
+refError refStreamSynchronize(refStream_t /*stream*/) { return refSuccess; }
+refError refStreamQuery(refStream_t /*stream*/) { return refSuccess; }
+
+refError refStreamWaitEvent(refStream_t /*stream*/, refEvent_t event) {
+  return event == nullptr ? refErrorInvalidValue : refSuccess;
+}
+
+refError refEventCreate(refEvent_t* event) {
+  if (event == nullptr) return refErrorInvalidValue;
+  *event = reinterpret_cast<refEvent_t>(new Event());
+  return refSuccess;
+}
+
+refError refEventDestroy(refEvent_t event) {
+  delete reinterpret_cast<Event*>(event);
+  return refSuccess;
+}
+
+refError refEventRecord(refEvent_t event, refStream_t stream) {
+  if (event == nullptr) return refErrorInvalidValue;
+  auto* e = reinterpret_cast<Event*>(event);
+  e->device = stream == nullptr ? tls_device : reinterpret_cast<Stream*>(stream)->device;
+  e->recorded = true;
+  e->when = std::chrono::steady_clock::now();
+  return refSuccess;
+}
+
+refError refEventSynchronize(refEvent_t event) { return event == nullptr ? refErrorInvalidValue : refSuccess; }
+refError refEventQuery(refEvent_t event) { return event == nullptr ? refErrorInvalidValue : refSuccess; }
+
+refError refEventElapsedTime(float* ms, refEvent_t start, refEvent_t end) {
+  auto* a = reinterpret_cast<Event*>(start);
+  auto* b = reinterpret_cast<Event*>(end);
+  if (ms == nullptr || a == nullptr || b == nullptr || !a->recorded || !b->recorded) return refErrorInvalidValue;
+  *ms = std::chrono::duration<float, std::milli>(b->when - a->when).count();
+  return refSuccess;
+}
+
+refError refAccessBegin(const void* ptr) {
+  if (ptr == nullptr || !protection_on()) return refSuccess;
+  std::lock_guard<std::mutex> g(table().mu);
+  auto it = table().find(ptr);
+  if (it != table().map.end() && it->second.open++ == 0) protect(it->first, it->second, true);
+  return refSuccess;
+}
+
+refError refAccessEnd(const void* ptr) {
+  if (ptr == nullptr || !protection_on()) return refSuccess;
+  std::lock_guard<std::mutex> g(table().mu);
+  auto it = table().find(ptr);
+  if (it != table().map.end() && it->second.open > 0 && --it->second.open == 0) protect(it->first, it->second, false);
+  return refSuccess;
+}
+
+}  // extern "C"

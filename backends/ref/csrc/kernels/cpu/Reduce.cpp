@@ -1,0 +1,337 @@
+// Reductions of the CPU reference library: sum, mean, prod, amax/amin,
+// any/all, var, nansum over trailing dims; arg-max/min over the last dim;
+// cumsum. A reduction is an output index space (the kept dims) times a
+// reduced space; three loop shapes cover the cases that matter:
+// - inner:    the reduced elements are one contiguous run (sum over the last
+//             dim): eight independent accumulators per output, which the
+//             compiler vectorizes without reassociating anything;
+// - vertical: the reduced dim is outer and the kept dim contiguous (sum over
+//             dim 0): a row of accumulators advanced one input row at a time;
+// - strided:  anything else, one output at a time.
+// Floating inputs accumulate in double, integers in int64 (acc_t).
+#include "kernels/cpu/Common.h"
+
+#include <vector>
+
+namespace refk {
+namespace {
+
+// One reduction as init / step / combine (of two partial accumulators) /
+// finish (with the number of reduced elements).
+template <class T, refkReduceOp OP>
+struct Reducer {
+  using A = std::conditional_t<OP == refkAmax || OP == refkAmin, opmath_t<T>,
+                               std::conditional_t<OP == refkAny || OP == refkAll, bool, acc_t<T>>>;
+  static A init() {
+    if constexpr (OP == refkProd) return A(1);
+    if constexpr (OP == refkAll) return true;
+    if constexpr (OP == refkAmax) {
+      if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
+      else return std::numeric_limits<A>::lowest();
+    }
+    if constexpr (OP == refkAmin) {
+      if constexpr (std::numeric_limits<A>::has_infinity) return std::numeric_limits<A>::infinity();
+      else return std::numeric_limits<A>::max();
+    }
+    return A(0);
+  }
+  static A step(A acc, opmath_t<T> x) {
+    if constexpr (OP == refkSum || OP == refkMean) return acc + A(x);
+    if constexpr (OP == refkNansum) {
+      if constexpr (is_floating_v<T>) return x != x ? acc : acc + A(x);
+      else return acc + A(x);
+    }
+    if constexpr (OP == refkProd) return acc * A(x);
+    if constexpr (OP == refkAny) return acc || (x != opmath_t<T>(0));
+    if constexpr (OP == refkAll) return acc && (x != opmath_t<T>(0));
+    if constexpr (OP == refkAmax || OP == refkAmin) return combine(acc, A(x));
+    return acc;
+  }
+  static A combine(A a, A b) {
+    if constexpr (OP == refkProd) return a * b;
+    if constexpr (OP == refkAny) return a || b;
+    if constexpr (OP == refkAll) return a && b;
+    if constexpr (OP == refkAmax || OP == refkAmin) {
+      if constexpr (is_floating_v<T>) {
+        if (a != a) return a;
+        if (b != b) return b;
+      }
+      if constexpr (OP == refkAmax) return a > b ? a : b;
+      else return a < b ? a : b;
+    }
+    return a + b;
+  }
+};
+
+// Writes v into an element of any library dtype.
+template <class A>
+void write_value(refkDtype d, char* p, A v) {
+  dispatch(d, [&](auto tag) {
+    using O = typename decltype(tag)::type;
+    *reinterpret_cast<O*>(p) = store<O>(v);
+    return 0;
+  });
+}
+
+struct Shape {
+  int kept = 0, red = 0;
+  int64_t kept_sizes[REFK_MAX_DIMS], kept_in[REFK_MAX_DIMS], kept_out[REFK_MAX_DIMS];
+  int64_t red_sizes[REFK_MAX_DIMS], red_in[REFK_MAX_DIMS];
+  int64_t M = 1, K = 1;
+};
+
+// Kept and reduced dims (byte strides), size-1 dims dropped, adjacent dims merged.
+Shape plan(const refkTensor& out, const refkTensor& in, int nreduce) {
+  Shape s;
+  const int64_t isz = itemsize(in.dtype), osz = itemsize(out.dtype);
+  for (int d = 0; d < out.ndim; ++d) {
+    s.M *= in.sizes[d];
+    if (in.sizes[d] == 1) continue;
+    const int64_t si = in.strides[d] * isz, so = out.strides[d] * osz;
+    if (s.kept > 0 && s.kept_in[s.kept - 1] == si * in.sizes[d] && s.kept_out[s.kept - 1] == so * in.sizes[d]) {
+      s.kept_sizes[s.kept - 1] *= in.sizes[d];
+      s.kept_in[s.kept - 1] = si;
+      s.kept_out[s.kept - 1] = so;
+    } else {
+      s.kept_sizes[s.kept] = in.sizes[d];
+      s.kept_in[s.kept] = si;
+      s.kept_out[s.kept++] = so;
+    }
+  }
+  for (int d = out.ndim; d < out.ndim + nreduce; ++d) {
+    s.K *= in.sizes[d];
+    if (in.sizes[d] == 1) continue;
+    const int64_t si = in.strides[d] * isz;
+    if (s.red > 0 && s.red_in[s.red - 1] == si * in.sizes[d]) {
+      s.red_sizes[s.red - 1] *= in.sizes[d];
+      s.red_in[s.red - 1] = si;
+    } else {
+      s.red_sizes[s.red] = in.sizes[d];
+      s.red_in[s.red++] = si;
+    }
+  }
+  return s;
+}
+
+// Byte offset of linear index i in a row-major space of `n` dims.
+inline int64_t offset_of(int64_t i, int n, const int64_t* sizes, const int64_t* strides) {
+  int64_t off = 0;
+  for (int d = n - 1; d >= 0; --d) {
+    off += (i % sizes[d]) * strides[d];
+    i /= sizes[d];
+  }
+  return off;
+}
+
+template <class T, refkReduceOp OP>
+void reduce_typed(int threads, const refkTensor& out, const refkTensor& in, int nreduce, double correction) {
+  using R = Reducer<T, OP>;
+  using A = typename R::A;
+  const Shape s = plan(out, in, nreduce);
+  const char* base = static_cast<const char*>(in.data);
+  char* obase = static_cast<char*>(out.data);
+  const int64_t K = s.K;
+  auto finish = [&](A acc, char* dst, int64_t m_in) {
+    if constexpr (OP == refkMean) {
+      write_value(out.dtype, dst, static_cast<double>(acc) / static_cast<double>(K));
+    } else if constexpr (OP == refkVar) {
+      // Second pass: the sum of squared deviations from the mean.
+      const double mean = static_cast<double>(acc) / static_cast<double>(K);
+      double m2 = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const double x = static_cast<double>(load(*reinterpret_cast<const T*>(base + m_in + offset_of(k, s.red, s.red_sizes, s.red_in))));
+        m2 += (x - mean) * (x - mean);
+      }
+      write_value(out.dtype, dst, m2 / std::max(0.0, static_cast<double>(K) - correction));
+    } else {
+      write_value(out.dtype, dst, acc);
+    }
+  };
+  using Step = Reducer<T, OP == refkVar ? refkSum : OP>;
+  const bool inner = s.red == 1 && s.red_in[0] == static_cast<int64_t>(sizeof(T));
+  const bool vertical = !inner && s.red == 1 && s.kept >= 1 && s.kept_in[s.kept - 1] == static_cast<int64_t>(sizeof(T));
+  if (vertical && OP != refkVar) {
+    // Rows of the innermost kept dim; each task owns a block of one row.
+    const int64_t n = s.kept_sizes[s.kept - 1];
+    const int64_t rows = s.M / n;
+    constexpr int64_t kBlock = 512;
+    const int64_t blocks = (n + kBlock - 1) / kBlock;
+    parallel_for(rows * blocks, std::max<int64_t>(1, kGrain / std::max<int64_t>(K * kBlock, 1)), threads,
+                 [&](int64_t b0, int64_t b1) {
+                   A acc[kBlock];
+                   for (int64_t b = b0; b < b1; ++b) {
+                     const int64_t row = b / blocks, j0 = (b % blocks) * kBlock, len = std::min(kBlock, n - j0);
+                     const int64_t in_row = offset_of(row, s.kept - 1, s.kept_sizes, s.kept_in);
+                     const int64_t out_row = offset_of(row, s.kept - 1, s.kept_sizes, s.kept_out);
+                     for (int64_t j = 0; j < len; ++j) acc[j] = R::init();
+                     for (int64_t k = 0; k < K; ++k) {
+                       const T* p = reinterpret_cast<const T*>(base + in_row + k * s.red_in[0]) + j0;
+                       for (int64_t j = 0; j < len; ++j) acc[j] = R::step(acc[j], load(p[j]));
+                     }
+                     for (int64_t j = 0; j < len; ++j) {
+                       finish(acc[j], obase + out_row + (j0 + j) * s.kept_out[s.kept - 1], 0);
+                     }
+                   }
+                 });
+    return;
+  }
+  parallel_for(s.M, std::max<int64_t>(1, kGrain / std::max<int64_t>(K, 1)), threads, [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m) {
+      const int64_t m_in = offset_of(m, s.kept, s.kept_sizes, s.kept_in);
+      A acc = Step::init();
+      if (inner) {
+        const T* p = reinterpret_cast<const T*>(base + m_in);
+        constexpr int kLanes = 8;
+        A lanes[kLanes];
+        for (auto& l : lanes) l = Step::init();
+        int64_t k = 0;
+        for (; k + kLanes <= K; k += kLanes) {
+          for (int l = 0; l < kLanes; ++l) lanes[l] = Step::step(lanes[l], load(p[k + l]));
+        }
+        for (; k < K; ++k) acc = Step::step(acc, load(p[k]));
+        for (auto& l : lanes) acc = Step::combine(acc, l);
+      } else {
+        for (int64_t k = 0; k < K; ++k) {
+          acc = Step::step(acc, load(*reinterpret_cast<const T*>(base + m_in + offset_of(k, s.red, s.red_sizes, s.red_in))));
+        }
+      }
+      finish(acc, obase + offset_of(m, s.kept, s.kept_sizes, s.kept_out), m_in);
+    }
+  });
+}
+
+template <class T>
+refkStatus reduce_dispatch(int threads, refkReduceOp op, const refkTensor& out, const refkTensor& in, int nreduce,
+                           double correction) {
+  switch (op) {
+    case refkSum: reduce_typed<T, refkSum>(threads, out, in, nreduce, correction); break;
+    case refkNansum: reduce_typed<T, refkNansum>(threads, out, in, nreduce, correction); break;
+    case refkProd: reduce_typed<T, refkProd>(threads, out, in, nreduce, correction); break;
+    case refkAny: reduce_typed<T, refkAny>(threads, out, in, nreduce, correction); break;
+    case refkAll: reduce_typed<T, refkAll>(threads, out, in, nreduce, correction); break;
+    case refkAmax: reduce_typed<T, refkAmax>(threads, out, in, nreduce, correction); break;
+    case refkAmin: reduce_typed<T, refkAmin>(threads, out, in, nreduce, correction); break;
+    case refkMean:
+    case refkVar:
+      if constexpr (!is_floating_v<T>) return unsupported(op == refkMean ? "mean" : "var", in.dtype);
+      else if (op == refkMean) reduce_typed<T, refkMean>(threads, out, in, nreduce, correction);
+      else reduce_typed<T, refkVar>(threads, out, in, nreduce, correction);
+      break;
+  }
+  return refkSuccess;
+}
+
+}  // namespace
+}  // namespace refk
+
+using namespace refk;
+
+extern "C" {
+
+refkStatus refkReduce(const refkContext* ctx, refkReduceOp op, const refkTensor* out, const refkTensor* in,
+                      int32_t nreduce, refkScalar param) {
+  return guarded("reduce", [&] {
+    if (nreduce < 0 || out->ndim + nreduce != in->ndim) return fail(refkErrorInvalidValue, "reduce: bad ranks");
+    for (int d = 0; d < out->ndim; ++d) {
+      if (out->sizes[d] != in->sizes[d]) return fail(refkErrorInvalidValue, "reduce: kept dims must match");
+    }
+    if (numel(*out) == 0) return refkSuccess;
+    const Access access({out, in});
+    return dispatch(in->dtype, [&](auto tag) {
+      return reduce_dispatch<typename decltype(tag)::type>(ctx->num_threads, op, *out, *in, nreduce, param.f);
+    });
+  });
+}
+
+refkStatus refkArgReduce(const refkContext* ctx, int32_t is_max, const refkTensor* values, const refkTensor* indices,
+                         const refkTensor* in) {
+  return guarded("argreduce", [&] {
+    if (indices->ndim + 1 != in->ndim || indices->dtype != refkInt64) {
+      return fail(refkErrorInvalidValue, "argreduce: indices must be int64 with one dim fewer than the input");
+    }
+    const int64_t K = in->sizes[in->ndim - 1];
+    if (K == 0) return fail(refkErrorInvalidValue, "argreduce: cannot reduce an empty dimension");
+    const Access access({values, indices, in});
+    return dispatch(in->dtype, [&](auto tag) -> refkStatus {
+      using T = typename decltype(tag)::type;
+      using V = opmath_t<T>;
+      const refkTensor& idx = *indices;
+      const int64_t M = numel(idx);
+      const int64_t ks = in->strides[in->ndim - 1];
+      parallel_for(M, std::max<int64_t>(1, kGrain / K), ctx->num_threads, [&](int64_t m0, int64_t m1) {
+        for (int64_t m = m0; m < m1; ++m) {
+          int64_t in_off = 0, idx_off = 0, val_off = 0, rem = m;
+          for (int d = idx.ndim - 1; d >= 0; --d) {
+            const int64_t i = rem % idx.sizes[d];
+            rem /= idx.sizes[d];
+            in_off += i * in->strides[d];
+            idx_off += i * idx.strides[d];
+            if (values->data) val_off += i * values->strides[d];
+          }
+          const T* p = static_cast<const T*>(in->data) + in_off;
+          V best = load(p[0]);
+          int64_t at = 0;
+          for (int64_t k = 1; k < K; ++k) {
+            const V x = load(p[k * ks]);
+            if constexpr (is_floating_v<T>) {
+              if (best != best) break;  // NaN wins, first one
+              if (x != x) {
+                best = x;
+                at = k;
+                break;
+              }
+            }
+            if (is_max ? x > best : x < best) {
+              best = x;
+              at = k;
+            }
+          }
+          static_cast<int64_t*>(idx.data)[idx_off] = at;
+          if (values->data) static_cast<T*>(values->data)[val_off] = store<T>(best);
+        }
+      });
+      return refkSuccess;
+    });
+  });
+}
+
+refkStatus refkCumsum(const refkContext* ctx, const refkTensor* out, const refkTensor* in) {
+  return guarded("cumsum", [&] {
+    if (auto s = check_shapes("cumsum", {out, in})) return s;
+    if (numel(*out) == 0) return refkSuccess;
+    const Access access({out, in});
+    return dispatch(in->dtype, [&](auto in_tag) {
+      using T = typename decltype(in_tag)::type;
+      return dispatch(out->dtype, [&](auto out_tag) -> refkStatus {
+        using O = typename decltype(out_tag)::type;
+        using A = std::conditional_t<is_floating_v<O>, double, int64_t>;
+        const int last = in->ndim - 1;
+        const int64_t K = last < 0 ? 1 : in->sizes[last];
+        const int64_t si = last < 0 ? 0 : in->strides[last], so = last < 0 ? 0 : out->strides[last];
+        const int64_t M = numel(*in) / std::max<int64_t>(K, 1);
+        parallel_for(M, std::max<int64_t>(1, kGrain / std::max<int64_t>(K, 1)), ctx->num_threads,
+                     [&](int64_t m0, int64_t m1) {
+                       for (int64_t m = m0; m < m1; ++m) {
+                         int64_t ioff = 0, ooff = 0, rem = m;
+                         for (int d = last - 1; d >= 0; --d) {
+                           const int64_t i = rem % in->sizes[d];
+                           rem /= in->sizes[d];
+                           ioff += i * in->strides[d];
+                           ooff += i * out->strides[d];
+                         }
+                         const T* p = static_cast<const T*>(in->data) + ioff;
+                         O* o = static_cast<O*>(out->data) + ooff;
+                         A acc = 0;
+                         for (int64_t k = 0; k < K; ++k) {
+                           acc += static_cast<A>(load(p[k * si]));
+                           o[k * so] = store<O>(acc);
+                         }
+                       }
+                     });
+        return refkSuccess;
+      });
+    });
+  });
+}
+
+}  // extern "C"

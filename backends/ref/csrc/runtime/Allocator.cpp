@@ -1,0 +1,118 @@
+// Device memory: the allocator PyTorch calls for every tensor on the device
+// (registered for PrivateUse1) and a pinned host allocator that the hooks
+// hand out for `pin_memory()`. Both are thin: the driver owns the memory and
+// answers pointer queries (refPointerGetAttributes), as a real driver does.
+#include "runtime/Runtime.h"
+
+#include <c10/core/ScalarType.h>
+#include <c10/util/Exception.h>
+
+#include <cctype>
+
+namespace opgen_ref::runtime {
+namespace {
+
+void device_delete(void* p) { refFree(p); }
+void pinned_delete(void* p) { refFreeHost(p); }
+
+class DeviceAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t nbytes) override {
+    const auto device = current_device();
+    void* p = nullptr;
+    if (nbytes != 0) {
+      driver_check(refSetDevice(device), "set device");
+      const refError e = refMalloc(&p, nbytes);
+      TORCH_CHECK_WITH(OutOfMemoryError, e == refSuccess, device_name(), ": out of memory allocating ", nbytes,
+                       " bytes on device ", static_cast<int>(device));
+    }
+    return {p, p, &device_delete, c10::Device(c10::DeviceType::PrivateUse1, device)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &device_delete; }
+  void copy_data(void* dest, const void* src, size_t count) const override { memcpy_any(dest, src, count); }
+};
+
+class PinnedHostAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t nbytes) override {
+    void* p = nullptr;
+    if (nbytes != 0) driver_check(refMallocHost(&p, nbytes), "pinned host allocation");
+    return {p, p, &pinned_delete, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &pinned_delete; }
+  void copy_data(void* dest, const void* src, size_t count) const override { memcpy_any(dest, src, count); }
+};
+
+DeviceAllocator g_device_allocator;
+PinnedHostAllocator g_pinned_allocator;
+
+refPointerAttributes attributes(const void* ptr) {
+  refPointerAttributes a{};
+  driver_check(refPointerGetAttributes(&a, ptr), "pointer attributes");
+  return a;
+}
+
+}  // namespace
+
+std::string device_name() { return c10::get_privateuse1_backend(); }
+
+std::string upper_device_name() {
+  std::string s = device_name();
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+void driver_check(refError e, const char* what) {
+  TORCH_CHECK(e == refSuccess, device_name(), ": ", what, " failed: ", refGetErrorString(e));
+}
+
+c10::Allocator* device_allocator() { return &g_device_allocator; }
+c10::Allocator* pinned_host_allocator() { return &g_pinned_allocator; }
+
+std::optional<c10::DeviceIndex> device_of_pointer(const void* ptr) {
+  const auto a = attributes(ptr);
+  if (a.type != refMemoryDevice) return std::nullopt;
+  return static_cast<c10::DeviceIndex>(a.device);
+}
+
+bool is_pinned_host_pointer(const void* ptr) { return attributes(ptr).type == refMemoryHost; }
+
+void memcpy_any(void* dst, const void* src, size_t nbytes) {
+  if (nbytes == 0) return;
+  const bool dst_dev = attributes(dst).type == refMemoryDevice;
+  const bool src_dev = attributes(src).type == refMemoryDevice;
+  const refMemcpyKind kind = dst_dev ? (src_dev ? refMemcpyDeviceToDevice : refMemcpyHostToDevice)
+                                     : (src_dev ? refMemcpyDeviceToHost : refMemcpyHostToHost);
+  driver_check(refMemcpy(dst, src, nbytes, kind), "memcpy");
+}
+
+c10::Scalar local_scalar(const at::Tensor& t) {
+  TORCH_CHECK(t.numel() == 1, "a Tensor with ", t.numel(), " elements cannot be converted to Scalar");
+  alignas(16) unsigned char buf[16] = {};
+  driver_check(refMemcpy(buf, t.const_data_ptr(), t.itemsize(), refMemcpyDeviceToHost), "read scalar");
+  switch (t.scalar_type()) {
+#define OPGEN_REF_CASE(type, name) \
+  case c10::ScalarType::name:      \
+    return c10::Scalar(*reinterpret_cast<const type*>(buf));
+    OPGEN_REF_CASE(uint8_t, Byte)
+    OPGEN_REF_CASE(int8_t, Char)
+    OPGEN_REF_CASE(int16_t, Short)
+    OPGEN_REF_CASE(int32_t, Int)
+    OPGEN_REF_CASE(int64_t, Long)
+    OPGEN_REF_CASE(float, Float)
+    OPGEN_REF_CASE(double, Double)
+    OPGEN_REF_CASE(bool, Bool)
+    OPGEN_REF_CASE(c10::Half, Half)
+    OPGEN_REF_CASE(c10::BFloat16, BFloat16)
+    OPGEN_REF_CASE(c10::complex<float>, ComplexFloat)
+    OPGEN_REF_CASE(c10::complex<double>, ComplexDouble)
+#undef OPGEN_REF_CASE
+    default: TORCH_CHECK(false, "_local_scalar_dense: unsupported dtype ", t.scalar_type());
+  }
+}
+
+// PyTorch asks this registry for the PrivateUse1 allocator (empty tensors,
+// storage resize, deserialization).
+REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_device_allocator)
+
+}  // namespace opgen_ref::runtime
