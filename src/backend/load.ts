@@ -25,6 +25,7 @@ import {
   cppIdentifierProblem,
   cppNamespaceProblem,
   deviceNameProblem,
+  freeFunctionNamespaceProblem,
   IN_TREE_BACKENDS,
   pythonPackageProblem,
   q,
@@ -41,6 +42,7 @@ import {
   type Dtype,
   FALLBACK_POLICIES,
   type FallbackPolicy,
+  type KernelHome,
   type NonNativeEntry,
   type OpEntry,
 } from "./types.js";
@@ -72,7 +74,7 @@ export const TORCHGEN_KEYS = [
   "device_guard",
 ] as const;
 /** Our additions; see docs/backend-yaml.md. */
-export const OUR_KEYS = ["device", "python_package", "fallback", "dtypes"] as const;
+export const OUR_KEYS = ["device", "python_package", "fallback", "dtypes", "free_functions"] as const;
 export const ALL_KEYS: readonly string[] = [...TORCHGEN_KEYS, ...OUR_KEYS];
 
 type OpListKey = "supported" | "autograd" | "symint" | "full_codegen" | "ir_gen";
@@ -418,7 +420,7 @@ class Checker {
       } else cppNamespace = nsRaw.value;
     }
 
-    // --- class_name
+    // --- class_name, free_functions (Note [Kernel home])
     const cnRaw = this.readString("class_name", value("class_name"));
     let className = backend ? `${backend}NativeFunctions` : "";
     if (cnRaw.kind === "ok") {
@@ -430,6 +432,27 @@ class Checker {
         );
       } else className = cnRaw.value;
     }
+    const freeFunctions = this.readBool("free_functions", value("free_functions"), false);
+    if (freeFunctions) {
+      const cnLoc = keyLocs.get("class_name");
+      if (cnLoc) {
+        const ff = keyLocs.get("free_functions")!;
+        this.error(
+          cnLoc,
+          `class_name cannot be given with free_functions: true (line ${ff.line}): free-function kernels are ` +
+            "<cpp_namespace>::<name>, members of no struct; remove class_name, or remove free_functions to keep " +
+            "kernels as static members of class_name",
+        );
+      }
+      const why = cppNamespace === "" ? null : freeFunctionNamespaceProblem(cppNamespace);
+      if (why) {
+        this.error(
+          this.locOf(value("cpp_namespace")),
+          `cpp_namespace ${why}; with free_functions: true use a namespace of your own like at::mychip`,
+        );
+      }
+    }
+    const kernelHome: KernelHome = freeFunctions ? { kind: "free" } : { kind: "class", className };
 
     // --- flags
     const useOutAsPrimary = this.readBool("use_out_as_primary", value("use_out_as_primary"), false);
@@ -488,7 +511,7 @@ class Checker {
       autogradKey: `Autograd${backend}`,
       cppNamespace,
       cppNamespaceParts: cppNamespace === "" ? [] : cppNamespace.split("::"),
-      className,
+      kernelHome,
       supported,
       autograd,
       symint,

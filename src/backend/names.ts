@@ -116,3 +116,23 @@ export const TORCHGEN_DISPATCH_KEYS: readonly string[] = [
 
 /** Backend components whose kernels live in PyTorch itself. */
 export const IN_TREE_BACKENDS: ReadonlySet<string> = new Set(["CPU", "CUDA", "HIP", "MPS", "XPU", "Meta"]);
+
+/**
+ * Namespaces where ATen (torch 2.13's generated headers) and libtorch declare
+ * one C++ function per operator under the operator's own name: `at::add`,
+ * `at::native::add`, `at::cpu::add`, `torch::empty`, ... Free-function
+ * kernels (Note [Kernel home]) get those very names, so in one of these
+ * namespaces they would redeclare or redefine torch's functions.
+ */
+// biome-ignore format: a word list reads best packed
+export const ATEN_OPERATOR_NAMESPACES: readonly string[] = [
+  "at", "torch", "at::_ops", "at::native", "at::symint", "at::redispatch", "at::meta", "at::cpu", "at::cuda",
+  "at::mps", "at::xpu", "at::compositeexplicitautograd", "at::compositeexplicitautogradnonfunctional",
+  "at::compositeimplicitautograd", "at::compositeimplicitautogradnestedtensor",
+];
+
+/** Why free-function kernels (free_functions: true) cannot live in namespace `ns`, or null. */
+export function freeFunctionNamespaceProblem(ns: string): string | null {
+  if (!ATEN_OPERATOR_NAMESPACES.includes(ns)) return null;
+  return `${q(ns)} is where torch declares its own function for each operator (${ns}::add, ...), which free-function kernels of the same names would collide with`;
+}

@@ -8,9 +8,9 @@
  * gen_lazy_tensor.py); docs/backend-yaml.md documents each key and default.
  *
  * Note [Nothing unchecked reaches C++]: every string here that a template can
- * print into generated code (backend, cppNamespace, className, device,
- * pythonPackage, op names) has been checked against a closed grammar or a
- * closed set by load.ts; emitters may print them as they are.
+ * print into generated code (backend, cppNamespace, kernelHome's className,
+ * device, pythonPackage, op names) has been checked against a closed grammar
+ * or a closed set by load.ts; emitters may print them as they are.
  */
 import type { NativeFunction } from "../model/types.js";
 import type { Diagnostic, SourceLoc } from "../util/errors.js";
@@ -72,6 +72,20 @@ export const DTYPE_ALIASES: Readonly<Record<string, Dtype>> = {
   short: "int16",
 };
 
+/**
+ * Note [Kernel home]: where the kernels the generated header declares live.
+ * `class` is torchgen's shape (and the default): static members of the struct
+ * `class_name` in cpp_namespace. `free` (`free_functions: true`) is ours: free
+ * functions `<cpp_namespace>::<name>`, same names and signatures. A kernel
+ * source then needs only declarations of its own (per-family headers), not the
+ * generated header, so adding an op to backend.yaml rebuilds no kernel file,
+ * and it may define kernels the YAML does not list yet (an undeclared static
+ * member is a compile error; an unregistered free function is not). Every
+ * emitter that names a kernel in C++ switches on this (register.ts
+ * qualifiedKernel, header.ts, kernels.ts, manifest.ts).
+ */
+export type KernelHome = { readonly kind: "class"; readonly className: string } | { readonly kind: "free" };
+
 /** One operator named in `supported`, `autograd`, `symint`, `full_codegen` or `ir_gen`. */
 export interface OpEntry {
   /** Full operator name as written and as in the catalog: `add.Tensor`, `relu`. */
@@ -100,8 +114,12 @@ export interface BackendConfig {
   readonly cppNamespace: string;
   /** `cppNamespace` split on `::`; each part a checked C++ identifier. */
   readonly cppNamespaceParts: readonly string[];
-  /** `class_name:`, default `<backend>NativeFunctions` (torchgen's default). */
-  readonly className: string;
+  /**
+   * Where kernels live (Note [Kernel home]): `class_name:` (default
+   * `<backend>NativeFunctions`, torchgen's), or free functions with
+   * `free_functions: true`.
+   */
+  readonly kernelHome: KernelHome;
   /** `supported:` in file order, duplicates removed (full_codegen entries are NOT included; see fullCodegen). */
   readonly supported: readonly OpEntry[];
   /** `autograd:` in file order, duplicates removed. */

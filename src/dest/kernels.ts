@@ -14,6 +14,22 @@
  * top-level const on by-value parameters ignored (it is not part of the
  * signature), and the ATen aliases (`IntArrayRef` == `ArrayRef<int64_t>`, ...)
  * unified.
+ *
+ * Note [Finding free definitions]: free-function kernels (Note [Kernel home])
+ * have no class name to search for, so the scanner follows the file's scopes
+ * instead: braces, `namespace a::b {` (nested, inline and anonymous ones),
+ * `extern "C"` blocks and namespace aliases, with comments, strings and
+ * preprocessor lines blanked. A function definition at namespace scope whose
+ * name is a kernel's is that kernel when the namespace it lands in (the
+ * enclosing namespaces plus what its name is qualified with: both `at::Tensor
+ * at::mychip::abs(...)` and `abs(...)` inside `namespace at::mychip {`) is
+ * cpp_namespace and it links from another translation unit. One that is named
+ * like a missing kernel but does not (in an anonymous namespace, `static`,
+ * `inline`, `extern "C"`, another namespace) is reported with why, and so is
+ * anything the scanner cannot follow (unbalanced braces, e.g. from macros or
+ * `#if` branches), rather than counted or dropped silently. Definitions a macro
+ * expands to are not seen. Other definitions in cpp_namespace, overloads and
+ * kernels the YAML does not list, are the vendor's business.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -22,7 +38,7 @@ import type { DispatcherSignature } from "../api/dispatcher.js";
 import type { BackendConfig } from "../backend/types.js";
 import { printSchema, unambiguousName } from "../model/catalog.js";
 import type { OperatorCatalog } from "../model/types.js";
-import type { Diagnostic, SourceLoc } from "../util/errors.js";
+import { assertNever, type Diagnostic, type SourceLoc } from "../util/errors.js";
 import type { OutputFile } from "../write/files.js";
 import { headerFileName } from "./header.js";
 import { buildPlan, cmp, type KernelDecl, type Plan } from "./plan.js";
@@ -34,8 +50,28 @@ const SKIP_DIRS = new Set(["node_modules", ".git", "build", "dist", "__pycache__
 export interface KernelDefinition {
   readonly name: string;
   readonly params: readonly string[];
+  /** What is defined, for messages: `Class::name(<params as written>)`, `at::mychip::name(...)`. */
   readonly raw: string;
   readonly loc: SourceLoc;
+  /**
+   * The return type, normalized like parameters, where it must be compared:
+   * for a free function (Note [Free kernels' return types]); null for a member
+   * (the compiler compares it with the struct's declaration) or when the
+   * scanner cannot tell it from what precedes it.
+   */
+  readonly returns: string | null;
+  /**
+   * Null when Register<Backend>.cpp links to this definition if its signature
+   * matches; else why it cannot (Note [Finding free definitions]).
+   */
+  readonly notKernel: string | null;
+}
+
+/** The definitions found in kernel sources, and what the scanner could not follow there. */
+export interface DefinitionScan {
+  readonly definitions: readonly KernelDefinition[];
+  /** Warnings with file:line:col (Note [Finding free definitions]). */
+  readonly problems: readonly Diagnostic[];
 }
 
 /** Source files under `p` (a file or a directory), sorted. */
@@ -167,8 +203,25 @@ export function normalizedParams(sig: DispatcherSignature): string[] {
   return sig.args.map((a) => normalizeParam(printCType(a.type)));
 }
 
+/** The kernel definitions in `files`, wherever the backend's kernels live (Note [Kernel home]). */
+export function findDefinitions(files: readonly string[], config: BackendConfig): DefinitionScan {
+  const home = config.kernelHome;
+  switch (home.kind) {
+    case "class":
+      return { definitions: memberDefinitions(files, home.className), problems: [] };
+    case "free": {
+      const definitions: KernelDefinition[] = [];
+      const problems: Diagnostic[] = [];
+      for (const file of files) freeDefinitions(file, readFileSync(file, "utf8"), config, definitions, problems);
+      return { definitions, problems };
+    }
+    default:
+      return assertNever(home, "kernel home");
+  }
+}
+
 /** `ClassName::name(...)` definitions in `files` (Note [Finding definitions]). */
-export function findDefinitions(files: readonly string[], className: string): KernelDefinition[] {
+function memberDefinitions(files: readonly string[], className: string): KernelDefinition[] {
   const defs: KernelDefinition[] = [];
   const re = new RegExp(`\\b${className}\\s*::\\s*(~?[A-Za-z_]\\w*)\\s*\\(`, "g");
   for (const file of files) {
@@ -195,37 +248,367 @@ export function findDefinitions(files: readonly string[], className: string): Ke
         params: splitTopLevel(paramText).map(normalizeParam),
         raw: `${className}::${m[1]}(${paramText.replace(/\s+/g, " ").trim()})`,
         loc: { file, line, col },
+        returns: null,
+        notKernel: null,
       });
     }
   }
   return defs;
 }
 
+/**
+ * Preprocessor lines (with their `\` continuations) blanked, and of each
+ * `#if`/`#elif`/`#else` group every branch but the first (the second when the
+ * first is `#if 0`), so the scanner follows one configuration of the file
+ * rather than the braces of all of them. Offsets are kept.
+ */
+export function blankDirectives(text: string): string {
+  const out = text.split("");
+  const groups: { keep: boolean; taken: boolean }[] = [];
+  const live = () => groups.every((g) => g.keep);
+  let lineStart = 0;
+  let continued = false;
+  for (let i = 0; i <= text.length; i++) {
+    if (i < text.length && text[i] !== "\n") continue;
+    const line = text.slice(lineStart, i);
+    const directive = continued ? null : /^\s*#\s*(\w*)(.*)$/.exec(line);
+    if (directive) {
+      const [, word, rest] = directive;
+      if (word === "if" || word === "ifdef" || word === "ifndef") {
+        const keep = live() && !(word === "if" && /^\s*0\s*$/.test(rest!));
+        groups.push({ keep, taken: keep });
+      } else if ((word === "elif" || word === "else") && groups.length > 0) {
+        const g = groups.pop()!;
+        g.keep = live() && !g.taken;
+        g.taken ||= g.keep;
+        groups.push(g);
+      } else if (word === "endif") groups.pop();
+    }
+    if (continued || directive || !live()) for (let j = lineStart; j < i; j++) out[j] = " ";
+    if (continued || directive) continued = /\\\s*$/.test(line);
+    lineStart = i + 1;
+  }
+  return out.join("");
+}
+
+/** A `{ ... }` the free-definition scanner is inside. */
+type Scope =
+  /** `namespace a::b {` (parts a, b), or `namespace {` (anonymous, no parts) */
+  | { readonly kind: "namespace"; readonly parts: readonly string[]; readonly anonymous: boolean; readonly at: number }
+  /** `extern "C" {` / `extern "C++" {` */
+  | { readonly kind: "linkage"; readonly c: boolean; readonly at: number }
+  /** anything else: a function body, a class, an initializer */
+  | { readonly kind: "other"; readonly at: number };
+
+/** A qualifier as written, `at::mychip::` or `::at::mychip::`. */
+interface Qualifier {
+  readonly absolute: boolean;
+  readonly parts: readonly string[];
+}
+
+function parseQualifier(s: string): Qualifier {
+  const t = s.replace(/\s+/g, "");
+  const absolute = t.startsWith("::");
+  return { absolute, parts: t.split("::").filter((p) => p.length > 0) };
+}
+
+const NAMESPACE_HEAD =
+  /(?:^|[^\w:])(?:inline\s+)?namespace\s+((?:inline\s+)?[A-Za-z_]\w*(?:\s*::\s*(?:inline\s+)?[A-Za-z_]\w*)*)\s*$/;
+const ANONYMOUS_HEAD = /(?:^|[^\w:])(?:inline\s+)?namespace\s*$/;
+const LINKAGE_HEAD = /(?:^|[^\w:])extern\s*("[^"\n]*")\s*$/;
+const ALIAS_HEAD = /(?:^|[^\w:])namespace\s+([A-Za-z_]\w*)\s*=\s*((?:::\s*)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*$/;
+/** A (possibly qualified) name followed by `(`: a declarator, or a call, a cast, a macro. */
+const DECLARATOR = /(?<![\w:.~])((?:::\s*)?(?:[A-Za-z_]\w*\s*::\s*)*)([A-Za-z_]\w*)\s*\(/g;
+/** What may follow a function definition's parameter list before its `{`. */
+const TRAILER = /^\s*(?:(?:const|noexcept|override|final)\b\s*)*(?:->[\s\S]*)?$/;
+
+/** The closing parenthesis of the one at `open`, or -1. */
+function closingParen(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    if (text[i] === "(") depth++;
+    else if (text[i] === ")" && --depth === 0) return i;
+  }
+  return -1;
+}
+
+/**
+ * The function definition whose body a `{` after `head` opens, or null: the
+ * first name followed by a balanced parameter list that only qualifiers (or a
+ * trailing return type, `-> decltype(x)` included) separate from the `{`,
+ * with a return type before it (text a macro without `;` left before the
+ * return type does not qualify: what follows its `)` is not a trailer).
+ * Templates are skipped: a template is never the kernel.
+ */
+function functionHead(head: string): {
+  readonly index: number;
+  readonly qualifier: string;
+  readonly name: string;
+  readonly params: string;
+  readonly trailer: string;
+} | null {
+  let found: { index: number; qualifier: string; name: string; params: string; trailer: string } | null = null;
+  let depth = 0;
+  let scanned = 0;
+  for (const m of head.matchAll(DECLARATOR)) {
+    for (; scanned < m.index; scanned++) {
+      if (head[scanned] === "(") depth++;
+      else if (head[scanned] === ")") depth--;
+    }
+    if (depth !== 0) continue;
+    const open = m.index + m[0].length - 1;
+    const close = closingParen(head, open);
+    const trailer = head.slice(close + 1);
+    if (close < 0 || !TRAILER.test(trailer)) continue;
+    found = { index: m.index, qualifier: m[1]!, name: m[2]!, params: head.slice(open + 1, close), trailer };
+    break;
+  }
+  if (found === null) return null;
+  const prefix = head.slice(0, found.index);
+  if (!/[A-Za-z_]/.test(prefix) || /\btemplate\b/.test(prefix)) return null;
+  return found;
+}
+
+/**
+ * Note [Free kernels' return types]: the Itanium ABI does not mangle a
+ * (non-template) function's return type into its symbol, so a free kernel
+ * defined with the declared parameters and another return type links
+ * without complaint and is undefined behaviour when called; a member
+ * definition cannot get that far (its struct's declaration is visible). So
+ * for free functions the check compares return types too. The return type is
+ * what precedes the name once attributes, `static`/`inline`/`extern`/
+ * `constexpr` and all-capitals macros (`TORCH_API`, `C10_EXPORT(...)`) are
+ * removed, or the trailing return type after `auto`; null when that leaves
+ * nothing that looks like a type.
+ */
+function returnType(specifiers: string, trailer: string): string | null {
+  const arrow = /->([\s\S]*)$/.exec(trailer);
+  const t = (arrow ? arrow[1]! : specifiers)
+    .replace(/\[\[[\s\S]*?\]\]/g, " ")
+    .replace(/\bextern\s*"[^"]*"/g, " ")
+    .replace(/\b[A-Z][A-Z0-9_]*\s*\([^()]*\)/g, " ")
+    .replace(/\b(?:static|inline|extern|constexpr|consteval|[A-Z][A-Z0-9_]*)\b/g, " ")
+    .trim();
+  if (t === "" || t === "auto" || /[()[\];{}=]/.test(t)) return null;
+  return normalizeParam(t);
+}
+
+/**
+ * Free function definitions at namespace scope in one file (Note [Finding
+ * free definitions]), appended to `defs`; what the scanner cannot follow is
+ * appended to `problems` (one per file).
+ */
+function freeDefinitions(
+  file: string,
+  raw: string,
+  config: BackendConfig,
+  defs: KernelDefinition[],
+  problems: Diagnostic[],
+): void {
+  const text = blankDirectives(blankCommentsAndStrings(raw));
+  const kernelNs = config.cppNamespace;
+  const register = `Register${config.backend}.cpp`;
+  const aliases = new Map<string, { readonly scope: readonly string[]; readonly q: Qualifier }>();
+  const stack: Scope[] = [];
+  let others = 0;
+  let paren = 0;
+  let headStart = 0;
+  /** Where the scanner lost track of the file's braces (the first is reported). */
+  const troubles: { readonly at: number; readonly message: string }[] = [];
+
+  const scopePath = () => stack.flatMap((s) => (s.kind === "namespace" ? s.parts : []));
+  /** The namespaces `q::` written inside the current scope may name: lookup goes from the innermost outwards. */
+  const candidates = (q: Qualifier): string[][] => {
+    let scope = scopePath();
+    let { absolute, parts } = q;
+    const alias = !absolute && parts.length > 0 ? aliases.get(parts[0]!) : undefined;
+    if (alias) {
+      scope = [...alias.scope];
+      absolute = alias.q.absolute;
+      parts = [...alias.q.parts, ...parts.slice(1)];
+    }
+    if (parts.length === 0) return [scope];
+    if (absolute) return [[...parts]];
+    const out: string[][] = [];
+    for (let k = scope.length; k >= 0; k--) out.push([...scope.slice(0, k), ...parts]);
+    return out;
+  };
+
+  const define = (headAt: number, head: string) => {
+    const fn = functionHead(head);
+    if (!fn) return;
+    const q = parseQualifier(fn.qualifier);
+    const cands = candidates(q).map((c) => c.join("::"));
+    const anonymous = q.parts.length === 0 && stack.some((s) => s.kind === "namespace" && s.anonymous);
+    const cLinkage = stack.some((s) => s.kind === "linkage" && s.c) || externC(head.slice(0, fn.index), headAt);
+    const inKernelNs = cands.includes(kernelNs);
+    let where = inKernelNs ? kernelNs : cands[0]!;
+    if (anonymous) {
+      where = stack
+        .flatMap((s) => (s.kind !== "namespace" ? [] : s.anonymous ? ["(anonymous namespace)"] : s.parts))
+        .join("::");
+    }
+    const qualified = where === "" ? `::${fn.name}` : `${where}::${fn.name}`;
+    const specifiers = head.slice(0, fn.index);
+    const cantLink = `so ${register} cannot link to it`;
+    let notKernel: string | null = null;
+    if (!inKernelNs) {
+      const scope = where === "" ? "the global namespace" : where;
+      notKernel = `its scope is ${scope}, not ${kernelNs}; define the kernel in namespace ${kernelNs}`;
+    } else if (anonymous) {
+      notKernel = `it is in an anonymous namespace (internal linkage), ${cantLink}; define it outside the anonymous namespace`;
+    } else if (/\bstatic\b/.test(specifiers)) {
+      notKernel = `it is static (internal linkage), ${cantLink}; remove static`;
+    } else if (/\b(?:inline|constexpr|consteval)\b/.test(specifiers)) {
+      notKernel = `it is inline, so it is compiled only where it is called and ${register} cannot link to it; remove inline (or constexpr)`;
+    } else if (cLinkage) {
+      notKernel = `it has C linkage (extern "C"), so it is not the C++ function ${kernelNs}::${fn.name}; define it outside extern "C"`;
+    }
+    const { line, col } = lineCol(text, headAt + fn.index);
+    defs.push({
+      name: fn.name,
+      params: splitTopLevel(fn.params).map(normalizeParam),
+      raw: `${qualified}(${fn.params.replace(/\s+/g, " ").trim()})`,
+      loc: { file, line, col },
+      returns: returnType(specifiers, fn.trailer),
+      notKernel,
+    });
+  };
+  /** `extern "C"` among a declaration's specifiers (string contents are blanked in `text`: read them from `raw`). */
+  const externC = (specifiers: string, at: number): boolean => {
+    const m = /\bextern\s*"/.exec(specifiers);
+    if (!m) return false;
+    const open = at + m.index + m[0].length - 1;
+    return raw.slice(open + 1, raw.indexOf('"', open + 1)) === "C";
+  };
+
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "(") {
+      paren++;
+      continue;
+    }
+    if (c === ")") {
+      if (paren > 0) paren--;
+      else troubles.push({ at: i, message: "this ) closes no ( the kernel check saw" });
+      continue;
+    }
+    if (paren > 0 || (c !== "{" && c !== "}" && c !== ";")) continue;
+    const head = text.slice(headStart, i);
+    if (c === ";") {
+      const alias = others === 0 ? ALIAS_HEAD.exec(head) : null;
+      if (alias) aliases.set(alias[1]!, { scope: scopePath(), q: parseQualifier(alias[2]!) });
+    } else if (c === "}") {
+      const s = stack.pop();
+      if (s === undefined) troubles.push({ at: i, message: "this } closes no { the kernel check saw" });
+      else if (s.kind === "other") others--;
+    } else if (others > 0) {
+      stack.push({ kind: "other", at: i });
+      others++;
+    } else {
+      const ns = NAMESPACE_HEAD.exec(head);
+      const linkage = ns ? null : LINKAGE_HEAD.exec(head);
+      if (ns) {
+        const parts = ns[1]!.split("::").map((p) => p.trim().replace(/^inline\s+/, ""));
+        stack.push({ kind: "namespace", parts, anonymous: false, at: i });
+      } else if (ANONYMOUS_HEAD.test(head)) {
+        stack.push({ kind: "namespace", parts: [], anonymous: true, at: i });
+      } else if (linkage) {
+        const open = headStart + linkage.index + linkage[0].indexOf('"');
+        stack.push({ kind: "linkage", c: raw.slice(open + 1, raw.indexOf('"', open + 1)) === "C", at: i });
+      } else {
+        define(headStart, head);
+        stack.push({ kind: "other", at: i });
+        others++;
+      }
+    }
+    headStart = i + 1;
+  }
+  const open = stack[stack.length - 1];
+  if (open) troubles.push({ at: open.at, message: "this { is never closed as the kernel check reads the file" });
+  else if (paren > 0)
+    troubles.push({ at: text.length, message: "a ( is never closed as the kernel check reads the file" });
+  const p = troubles[0];
+  if (p !== undefined) {
+    const { line, col } = lineCol(text, p.at);
+    problems.push({
+      severity: "warning",
+      loc: { file, line, col },
+      message: `${p.message} (a brace or parenthesis from a macro or an #if branch?), so it may miss or misplace the kernels defined in this file; keep braces balanced outside macros`,
+    });
+  }
+}
+
 function allKernels(plan: Plan): KernelDecl[] {
   return [...plan.backend.kernels, ...(plan.autograd?.kernels ?? [])];
 }
 
-function sameParams(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
+/** How messages name a kernel: `MychipNativeFunctions::add` (as torchgen's --impl-path does), or `at::mychip::add`. */
+function kernelName(config: BackendConfig, name: string): string {
+  const home = config.kernelHome;
+  switch (home.kind) {
+    case "class":
+      return `${home.className}::${name}`;
+    case "free":
+      return `${config.cppNamespace}::${name}`;
+    default:
+      return assertNever(home, "kernel home");
+  }
+}
+
+/**
+ * How definition d differs from kernel k's declaration (same name assumed),
+ * or null when it is that kernel's signature: parameters, and the return type
+ * where d has one to compare (Note [Free kernels' return types]).
+ */
+function signatureDiff(d: KernelDefinition, k: KernelDecl): string | null {
+  const want = normalizedParams(k.sig);
+  if (d.params.length !== want.length) return `it has ${d.params.length} parameters, ${k.op} takes ${want.length}`;
+  const i = d.params.findIndex((p, j) => p !== want[j]);
+  if (i >= 0) return `parameter ${i + 1} is '${d.params[i]}', ${k.op} declares '${want[i]}'`;
+  const returns = normalizeParam(printCType(k.sig.returns));
+  if (d.returns !== null && d.returns !== returns) return `it returns '${d.returns}', ${k.op} returns '${returns}'`;
+  return null;
+}
+
+/** Whether `d` is a definition of kernel k that Register<Backend>.cpp links to. */
+function defines(d: KernelDefinition, k: KernelDecl): boolean {
+  return d.notKernel === null && d.name === k.sig.name && signatureDiff(d, k) === null;
 }
 
 /** Declared kernels that have a matching definition in `defs`, by op name. */
 function definedOps(plan: Plan, defs: readonly KernelDefinition[]): Set<string> {
-  const byName = new Map<string, KernelDefinition[]>();
-  for (const d of defs) byName.set(d.name, [...(byName.get(d.name) ?? []), d]);
+  const byName = groupByName(defs);
   const ok = new Set<string>();
   for (const k of allKernels(plan)) {
-    const want = normalizedParams(k.sig);
-    if ((byName.get(k.sig.name) ?? []).some((d) => sameParams(d.params, want))) ok.add(k.op);
+    if ((byName.get(k.sig.name) ?? []).some((d) => defines(d, k))) ok.add(k.op);
   }
   return ok;
 }
 
+function groupByName<T extends { readonly name: string }>(xs: readonly T[]): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const x of xs) {
+    const l = m.get(x.name);
+    if (l) l.push(x);
+    else m.set(x.name, [x]);
+  }
+  return m;
+}
+
 /**
  * The missing-kernel check: every declared kernel must have a definition with
- * the declared parameter types somewhere under `implPath`. Errors cite the
+ * the declared parameter types (and, for free functions, return type: Note
+ * [Free kernels' return types]) somewhere under `implPath`. Errors cite the
  * definition that does not match (file:line:col) or, when there is none, the
  * YAML entry that asks for the kernel.
+ *
+ * A member definition named like a kernel that matches no declaration is an
+ * error (the struct declares no such member). A free function named like a
+ * kernel is only reported when a kernel of that name is missing: as a
+ * mismatch when it has another signature, with why it is not the kernel when
+ * it has the kernel's; otherwise it is an overload or helper of the vendor's
+ * (Note [Finding free definitions]).
  */
 export function missingKernels(config: BackendConfig, catalog: OperatorCatalog, implPath: string): Diagnostic[] {
   const plan = buildPlan(config, catalog);
@@ -235,50 +618,62 @@ export function missingKernels(config: BackendConfig, catalog: OperatorCatalog, 
       { severity: "error", message: `no C++ sources found at ${implPath}; --impl-path takes a file or directory` },
     ];
   }
-  const defs = findDefinitions(files, config.className);
-  const byName = new Map<string, KernelDefinition[]>();
-  for (const d of defs) byName.set(d.name, [...(byName.get(d.name) ?? []), d]);
+  const scan = findDefinitions(files, config);
+  const byName = groupByName(scan.definitions);
   const kernels = allKernels(plan);
-  const declared = new Map<string, KernelDecl[]>();
-  for (const k of kernels) declared.set(k.sig.name, [...(declared.get(k.sig.name) ?? []), k]);
+  const declared = groupByName(kernels.map((k) => ({ name: k.sig.name, k })));
+  const free = config.kernelHome.kind === "free";
+  const what = free ? "signature" : "parameters";
 
-  const out: Diagnostic[] = [];
+  const out: Diagnostic[] = [...scan.problems];
   const used = new Set<KernelDefinition>();
+  const missing = new Set<KernelDecl>();
   for (const k of kernels) {
-    const want = normalizedParams(k.sig);
-    const cands = byName.get(k.sig.name) ?? [];
-    const exact = cands.find((d) => sameParams(d.params, want));
-    if (exact) {
-      used.add(exact);
+    const cands = (byName.get(k.sig.name) ?? []).filter((d) => d.notKernel === null);
+    const exact = cands.filter((d) => defines(d, k));
+    if (exact.length > 0) {
+      // Several: one per build variant, say; the linker reports real duplicates.
+      for (const d of exact) used.add(d);
       continue;
     }
-    const expected = `${config.className}::${k.sig.decl().replace(/^.*? (?=\w+\()/, "")}`;
+    missing.add(k);
+    // Free functions: with the return type, which the check compares (members: the compiler does).
+    const decl = k.sig.decl(kernelName(config, k.sig.name));
+    const expected = free ? decl : decl.replace(/^.*? (?=[\w:]+\()/, "");
     out.push({
       severity: "error",
       loc: k.entry.loc,
       message:
         cands.length === 0
           ? `no definition of ${expected} for ${k.op} under ${implPath}`
-          : `no definition of ${config.className}::${k.sig.name} for ${k.op} has the declared parameters; expected ${expected}`,
+          : `no definition of ${kernelName(config, k.sig.name)} for ${k.op} has the declared ${what}; expected ${expected}`,
     });
   }
-  for (const d of defs) {
+  for (const d of scan.definitions) {
     if (used.has(d)) continue;
-    const decls = declared.get(d.name);
-    if (!decls) continue; // helpers of the class that the header does not declare are the vendor's business
+    const all = (declared.get(d.name) ?? []).map((x) => x.k);
+    // Members: helpers of the class that the header does not declare are the vendor's business.
+    // Free functions: only near misses of a missing kernel are worth a word.
+    const decls = free ? all.filter((k) => missing.has(k)) : all;
+    if (decls.length === 0) continue;
+    if (d.notKernel !== null) {
+      const k = decls.find((x) => signatureDiff(d, x) === null);
+      if (k) {
+        out.push({
+          severity: "error",
+          loc: d.loc,
+          message: `${d.raw} is not the kernel ${kernelName(config, k.sig.name)} for ${k.op}: ${d.notKernel}`,
+        });
+      }
+      continue;
+    }
+    if (all.some((k) => signatureDiff(d, k) === null)) continue; // a second definition of a kernel
     const sameArity = decls.filter((k) => k.sig.args.length === d.params.length);
-    const best = sameArity.length > 0 ? sameArity : decls;
-    const k = best[0]!;
-    const want = normalizedParams(k.sig);
-    const diff = d.params.findIndex((p, i) => p !== want[i]);
-    const detail =
-      d.params.length !== want.length
-        ? `it has ${d.params.length} parameters, ${k.op} takes ${want.length}`
-        : `parameter ${diff + 1} is '${d.params[diff]}', ${k.op} declares '${want[diff]}'`;
+    const k = (sameArity.length > 0 ? sameArity : decls)[0]!;
     out.push({
       severity: "error",
       loc: d.loc,
-      message: `${d.raw} does not match any declared overload of ${config.className}::${d.name}: ${detail}`,
+      message: `${d.raw} does not match any declared overload of ${kernelName(config, d.name)}: ${signatureDiff(d, k)}`,
     });
   }
   return out;
@@ -289,10 +684,34 @@ export interface StubOptions {
   readonly existingDirs?: readonly string[];
 }
 
-/** `ret Class::name(const at::Tensor & /*self*\/, ...)` — names commented out so -Wunused-parameter stays quiet. */
+/**
+ * `ret Class::name(const at::Tensor & /*self*\/, ...)`, or `ret name(...)` for
+ * a free function (the stub defines it inside `namespace <cpp_namespace> {`):
+ * names commented out so -Wunused-parameter stays quiet.
+ */
 function stubSignature(config: BackendConfig, sig: DispatcherSignature): string {
   const params = sig.args.map((a) => `${printCType(a.type)} /*${a.name}*/`).join(", ");
-  return `${printCType(sig.returns)} ${config.className}::${sig.name}(${params})`;
+  const home = config.kernelHome;
+  const name = home.kind === "class" ? `${home.className}::${sig.name}` : sig.name;
+  return `${printCType(sig.returns)} ${name}(${params})`;
+}
+
+/**
+ * What a stub includes: the generated header that declares its member, or,
+ * for a free function, only what its signature needs (the generated header
+ * declares its types with <ATen/Tensor.h> alone), so that the stub, like any
+ * free-function kernel source, is not rebuilt when backend.yaml changes.
+ */
+function stubIncludes(config: BackendConfig, headerName: string): string[] {
+  const home = config.kernelHome;
+  switch (home.kind) {
+    case "class":
+      return [`"${headerName}"`, "<c10/util/Exception.h>"];
+    case "free":
+      return ["<ATen/Tensor.h>", "<c10/util/Exception.h>"];
+    default:
+      return assertNever(home, "kernel home");
+  }
 }
 
 /**
@@ -303,7 +722,8 @@ function stubSignature(config: BackendConfig, sig: DispatcherSignature): string 
 export function kernelStubs(config: BackendConfig, catalog: OperatorCatalog, opts: StubOptions = {}): OutputFile[] {
   const plan = buildPlan(config, catalog);
   const files = (opts.existingDirs ?? []).flatMap(sourceFiles);
-  const defined = definedOps(plan, findDefinitions(files, config.className));
+  const defined = definedOps(plan, findDefinitions(files, config).definitions);
+  const includes = stubIncludes(config, headerFileName(plan));
   const out: OutputFile[] = [];
   const seen = new Set<string>();
   for (const k of allKernels(plan)) {
@@ -315,7 +735,7 @@ export function kernelStubs(config: BackendConfig, catalog: OperatorCatalog, opt
       content: render("kernel_stub.cpp.hbs", {
         device: config.device,
         schemas: [printSchema(k.f.func)],
-        headerName: headerFileName(plan),
+        includes,
         cppNamespace: config.cppNamespace,
         kernels: [{ signature: stubSignature(config, k.sig), op: k.op, device: config.device }],
       }),

@@ -27,7 +27,11 @@ export interface Manifest {
   readonly device: string;
   readonly python_package: string;
   readonly cpp_namespace: string;
-  readonly class_name: string;
+  /**
+   * backend.yaml's class_name: each kernel is `<cpp_namespace>::<class_name>::<kernel>`.
+   * Absent with `free_functions: true`, where it is `<cpp_namespace>::<kernel>` (Note [Kernel home]).
+   */
+  readonly class_name?: string;
   readonly torch_version: string;
   readonly yaml_sha256: string;
   /** backend.yaml's `dtypes:` (absent when it does not say: the runner's default set). */
@@ -60,7 +64,7 @@ export function buildManifest(plan: Plan, catalog: OperatorCatalog, yamlSha256: 
     device: c.device,
     python_package: c.pythonPackage,
     cpp_namespace: c.cppNamespace,
-    class_name: c.className,
+    ...(c.kernelHome.kind === "class" ? { class_name: c.kernelHome.className } : {}),
     // "2.13.0+cpu" -> "2.13.0": the build variant is not part of the operator set.
     torch_version: catalog.torchVersion.replace(/\+.*$/, ""),
     yaml_sha256: yamlSha256,

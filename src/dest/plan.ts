@@ -8,7 +8,9 @@
  * gen_unstructured), with the places where torchgen crashes made to work:
  *
  * - An overload the YAML lists is served by its kernel,
- *   `class_name::<dispatcher name>[_symint]`.
+ *   `class_name::<dispatcher name>[_symint]` (or, with `free_functions: true`,
+ *   the free function `<cpp_namespace>::<dispatcher name>[_symint]`: Note
+ *   [Kernel home] in src/backend/types.ts).
  * - An unlisted out=/inplace overload whose group's functional overload is
  *   listed is derived: it calls the functional kernel and copies the result
  *   into the outputs (torchgen gets_generated_out_inplace_wrapper; see
@@ -26,19 +28,20 @@
  */
 
 import { type DispatcherSignature, kernelSignature } from "../api/dispatcher.js";
-import type { BackendConfig, OpEntry } from "../backend/types.js";
+import type { BackendConfig, KernelHome, OpEntry } from "../backend/types.js";
 import { groupFunctions, hasSymInt, isTensorLike, schemaKind } from "../model/catalog.js";
 import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog, SchemaKind } from "../model/types.js";
+import { assertNever } from "../util/errors.js";
 
 export type ServedBy = "kernel" | "derived_out" | "derived_inplace" | "derived_functional" | "autograd";
 
-/** A backend kernel: one static member of class_name. */
+/** A backend kernel: one static member of class_name, or one free function (Note [Kernel home]). */
 export interface KernelDecl {
   readonly op: string;
   readonly f: NativeFunction;
   readonly entry: OpEntry;
   readonly sig: DispatcherSignature;
-  /** `static <decl>;` exactly as in the header. */
+  /** `static <decl>;` (a free function: `<decl>;`) exactly as in the header. */
   readonly declaration: string;
   readonly symint: boolean;
   readonly autograd: boolean;
@@ -88,7 +91,18 @@ function kernelDecl(entry: OpEntry, config: BackendConfig, autograd: boolean): K
   const f = entry.fn;
   const symint = config.symintNames.has(entry.name) && hasSymInt(f.func);
   const sig = kernelSignature(f, symint);
-  return { op: entry.name, f, entry, sig, declaration: `static ${sig.decl()};`, symint, autograd };
+  return { op: entry.name, f, entry, sig, declaration: declaration(config.kernelHome, sig), symint, autograd };
+}
+
+function declaration(home: KernelHome, sig: DispatcherSignature): string {
+  switch (home.kind) {
+    case "class":
+      return `static ${sig.decl()};`;
+    case "free":
+      return `${sig.decl()};`;
+    default:
+      return assertNever(home, "kernel home");
+  }
 }
 
 function planKey(

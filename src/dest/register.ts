@@ -31,6 +31,7 @@ import {
   tensorOptions,
 } from "../model/catalog.js";
 import type { Argument, NativeFunction } from "../model/types.js";
+import { assertNever } from "../util/errors.js";
 import type { KernelDecl, KeyPlan, Plan, Registration } from "./plan.js";
 import { render } from "./templates.js";
 
@@ -64,9 +65,29 @@ export interface RegisterModel {
   readonly registrations: readonly { readonly op: string; readonly fn: string }[];
 }
 
-/** `at::mychip::MychipNativeFunctions::add` */
+/**
+ * The C++ name that calls or takes the address of kernel k, fully qualified
+ * (Note [Kernel home]): `at::mychip::MychipNativeFunctions::add`, or
+ * `at::mychip::add` for free functions. Qualified, so neither form finds
+ * anything by argument-dependent lookup (an `at::add` for at::Tensor
+ * arguments), and `static_cast` to the kernel's pointer type picks the
+ * overload either way.
+ */
 export function qualifiedKernel(config: BackendConfig, k: KernelDecl): string {
-  return `${config.cppNamespace}::${config.className}::${k.sig.name}`;
+  return `${kernelScope(config)}::${k.sig.name}`;
+}
+
+/** What kernel names are qualified with: `at::mychip::MychipNativeFunctions`, or `at::mychip` for free functions. */
+function kernelScope(config: BackendConfig): string {
+  const home = config.kernelHome;
+  switch (home.kind) {
+    case "class":
+      return `${config.cppNamespace}::${home.className}`;
+    case "free":
+      return config.cppNamespace;
+    default:
+      return assertNever(home, "kernel home");
+  }
 }
 
 function wrapperName(dispatchKey: string, f: NativeFunction): string {

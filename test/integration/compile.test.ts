@@ -7,9 +7,11 @@
  * - the fixtures torchgen crashes on, a device-guard + autograd fixture, a
  *   kernel stub (stubs must compile as written), and (syntax only, -Werror)
  *   every functional overload with all its siblings derived
- * - runtime: test/fixtures/gen/runtime{,_out} are built into shared libraries
- *   with CPU kernels and loaded into torch; check.py calls the registered
- *   overloads unboxed and boxed under the PrivateUse1 key.
+ * - runtime: test/fixtures/gen/runtime{,_out,_free} are built into shared
+ *   libraries with CPU kernels and loaded into torch; check.py calls the
+ *   registered overloads unboxed and boxed under the PrivateUse1 key.
+ *   runtime_free's kernels are free functions (free_functions: true) in a
+ *   translation unit compiled where no generated header exists.
  *
  * Objects are cached by the hash of (compiler, flags, torch version, sources)
  * under node_modules/.cache/opgen-compile, so reruns take seconds. Compiles
@@ -22,10 +24,11 @@ import path from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBackendYaml } from "../../src/backend/load.js";
-import { generate, kernelStubs } from "../../src/dest/index.js";
+import { generate, kernelStubs, missingKernels } from "../../src/dest/index.js";
 import { isGroup, loadCatalog } from "../../src/model/catalog.js";
 import type { OperatorCatalog } from "../../src/model/types.js";
 import { discoverTorch, type TorchInstall } from "../../src/torch/discover.js";
+import { formatDiagnostic } from "../../src/util/errors.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const FIXTURES = path.join(ROOT, "test/fixtures/gen");
@@ -157,35 +160,65 @@ describe("registrations work at run time", () => {
       const fx = path.join(FIXTURES, fixture);
       const dir = gen(fixture, readFileSync(path.join(fx, "backend.yaml"), "utf8"));
       copyFileSync(path.join(fx, "kernels.cpp"), path.join(dir, "kernels.cpp"));
-      const objs = [
-        await compile(path.join(dir, "RegisterPrivateUse1.cpp")),
-        await compile(path.join(dir, "kernels.cpp")),
-      ];
-      // Its derived overloads use helpers defined once, in RegisterPrivateUse1.cpp
-      // (Note [Derived helpers defined once]): loading the library resolves them.
-      const autograd = path.join(dir, "RegisterAutogradPrivateUse1.cpp");
-      if (existsSync(autograd)) objs.push(await compile(autograd));
-      const so = path.join(dir, `lib${fixture}.so`);
-      const link = await execa(
-        CXX,
-        [
-          "-shared",
-          "-o",
-          so,
-          ...objs,
-          `-L${install.libDir}`,
-          "-ltorch",
-          "-ltorch_cpu",
-          "-lc10",
-          `-Wl,-rpath,${install.libDir}`,
-        ],
-        { reject: false, all: true },
-      );
-      expect(link.exitCode, link.all).toBe(0);
-      const r = await execa(install.python, [path.join(fx, "check.py"), so], { reject: false, all: true });
-      expect(r.all).toContain("ok");
-      expect(r.exitCode, r.all).toBe(0);
+      await linkAndCheck(dir, await compile(path.join(dir, "kernels.cpp")), path.join(fx, "check.py"));
+    },
+    SLOW,
+  );
+
+  it(
+    "runtime_free: free-function kernels compiled without the generated header link, register and run; a stub compiles",
+    async () => {
+      const fx = path.join(FIXTURES, "runtime_free");
+      const text = readFileSync(path.join(fx, "backend.yaml"), "utf8");
+      const dir = gen("runtime_free", text);
+      // Compiled from the fixture's directory (-I there), where no generated header exists.
+      const kernels = path.join(fx, "kernels.cpp");
+      expect(existsSync(path.join(fx, "PrivateUse1NativeFunctions.h"))).toBe(false);
+      expect(readFileSync(kernels, "utf8")).not.toMatch(/#include\s*["<][^">]*NativeFunctions\.h/);
+      // gen --impl-path finds every kernel, in each form the file defines them.
+      const config = parseBackendYaml(text, "backend.yaml", catalog);
+      expect(missingKernels(config, catalog, kernels).map(formatDiagnostic)).toEqual([]);
+      // The same operators and checks as the runtime fixture.
+      await linkAndCheck(dir, await compile(kernels), path.join(FIXTURES, "runtime/check.py"));
+      // A free-function stub compiles as written, also where no generated header exists.
+      const stubs = path.join(work, "runtime_free_stubs");
+      mkdirSync(stubs, { recursive: true });
+      const stub = kernelStubs(config, catalog).find((s) => s.path === "max_dim.cpp")!;
+      writeFileSync(path.join(stubs, stub.path), stub.content);
+      await compile(path.join(stubs, stub.path));
     },
     SLOW,
   );
 });
+
+/**
+ * Compiles the registration files generated into `dir`, links them with the
+ * kernels object into a shared library, and runs `checkPy` on it.
+ */
+async function linkAndCheck(dir: string, kernelsObj: string, checkPy: string): Promise<void> {
+  const objs = [await compile(path.join(dir, "RegisterPrivateUse1.cpp")), kernelsObj];
+  // Its derived overloads use helpers defined once, in RegisterPrivateUse1.cpp
+  // (Note [Derived helpers defined once]): loading the library resolves them.
+  const autograd = path.join(dir, "RegisterAutogradPrivateUse1.cpp");
+  if (existsSync(autograd)) objs.push(await compile(autograd));
+  const so = path.join(dir, `lib${path.basename(dir)}.so`);
+  const link = await execa(
+    CXX,
+    [
+      "-shared",
+      "-o",
+      so,
+      ...objs,
+      `-L${install.libDir}`,
+      "-ltorch",
+      "-ltorch_cpu",
+      "-lc10",
+      `-Wl,-rpath,${install.libDir}`,
+    ],
+    { reject: false, all: true },
+  );
+  expect(link.exitCode, link.all).toBe(0);
+  const r = await execa(install.python, [checkPy, so], { reject: false, all: true });
+  expect(r.all).toContain("ok");
+  expect(r.exitCode, r.all).toBe(0);
+}

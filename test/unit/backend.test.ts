@@ -43,7 +43,7 @@ function summary(c: BackendConfig) {
     autogradKey: c.autogradKey,
     cppNamespace: c.cppNamespace,
     cppNamespaceParts: c.cppNamespaceParts,
-    className: c.className,
+    kernelHome: c.kernelHome,
     device: c.device,
     pythonPackage: c.pythonPackage,
     fallback: c.fallback,
@@ -66,7 +66,7 @@ const DEFAULTS = {
   cppNamespace: "at::mychip",
   cppNamespaceParts: ["at", "mychip"],
   backend: "PrivateUse1",
-  className: "PrivateUse1NativeFunctions",
+  kernelHome: { kind: "class", className: "PrivateUse1NativeFunctions" },
   device: "mychip",
   pythonPackage: "torch_mychip",
   fallback: "cpu",
@@ -106,7 +106,7 @@ const invalid: [string, { given: string; want: string[] }][] = [
     {
       given: y("- add.Tensor", "- mul.Tensor"),
       want: [
-        "backend.yaml:1:1: the top level is a list; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes)",
+        "backend.yaml:1:1: the top level is a list; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions)",
       ],
     },
   ],
@@ -115,7 +115,7 @@ const invalid: [string, { given: string; want: string[] }][] = [
     {
       given: y("PrivateUse1"),
       want: [
-        'backend.yaml:1:1: the top level is the string "PrivateUse1"; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes)',
+        'backend.yaml:1:1: the top level is the string "PrivateUse1"; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions)',
       ],
     },
   ],
@@ -334,10 +334,10 @@ const invalid: [string, { given: string; want: string[] }][] = [
     {
       given: y(...HEAD, "suported:", "  - add.Tensor", "cpp_namspace: x", "extra_headers: [foo.h]", "zzz: 1"),
       want: [
-        'backend.yaml:4:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
-        'backend.yaml:6:1: unknown key "cpp_namspace"; did you mean "cpp_namespace"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
-        'backend.yaml:7:1: unknown key "extra_headers"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
-        'backend.yaml:8:1: unknown key "zzz"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
+        'backend.yaml:4:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions',
+        'backend.yaml:6:1: unknown key "cpp_namspace"; did you mean "cpp_namespace"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions',
+        'backend.yaml:7:1: unknown key "extra_headers"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions',
+        'backend.yaml:8:1: unknown key "zzz"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions',
       ],
     },
   ],
@@ -448,13 +448,13 @@ const invalid: [string, { given: string; want: string[] }][] = [
         "supported: *d",
       ),
       want: [
-        'backend.yaml:4:1: unknown key "x"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
+        'backend.yaml:4:1: unknown key "x"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions',
         "backend.yaml:4:7: YAML anchor &a (used by 9 aliases, line 5) is not allowed; write values out in full, without & and *",
-        'backend.yaml:5:1: unknown key "x1"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
+        'backend.yaml:5:1: unknown key "x1"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions',
         "backend.yaml:5:8: YAML anchor &b (used by 9 aliases, line 6) is not allowed; write values out in full, without & and *",
-        'backend.yaml:6:1: unknown key "x2"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
+        'backend.yaml:6:1: unknown key "x2"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions',
         "backend.yaml:6:8: YAML anchor &c (used by 9 aliases, line 7) is not allowed; write values out in full, without & and *",
-        'backend.yaml:7:1: unknown key "x3"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes',
+        'backend.yaml:7:1: unknown key "x3"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions',
         "backend.yaml:7:8: YAML anchor &d (used by 1 alias, line 8) is not allowed; write values out in full, without & and *",
       ],
     },
@@ -516,6 +516,61 @@ const invalid: [string, { given: string; want: string[] }][] = [
       want: [
         'backend.yaml:2:16: cpp_namespace "std::mychip" is inside namespace std, which programs may not add to; it must be a C++ namespace path like at::mychip',
         'backend.yaml:3:13: class_name "1Foo" is not a C++ identifier (letters, digits and _, not starting with a digit); it must be one C++ identifier like MychipNativeFunctions (no ::)',
+      ],
+    },
+  ],
+  [
+    "free_functions is not a boolean",
+    {
+      given: y(...HEAD, "free_functions: maybe", "supported: [abs]"),
+      want: ['backend.yaml:4:17: free_functions is the string "maybe"; it must be true or false'],
+    },
+  ],
+  [
+    "free_functions is a list",
+    {
+      given: y("backend: PrivateUse1", "cpp_namespace: at::mychip", "free_functions: [true]", "device: mychip"),
+      want: ["backend.yaml:3:17: free_functions is a list; it must be true or false"],
+    },
+  ],
+  [
+    "free_functions: y is PyYAML's string, not a boolean",
+    {
+      given: y(...HEAD, "free_functions: y"),
+      want: ['backend.yaml:4:17: free_functions is the string "y"; it must be true or false'],
+    },
+  ],
+  [
+    "class_name together with free_functions: true",
+    {
+      given: y(...HEAD, "class_name: MychipNativeFunctions", "free_functions: true", "supported: [abs]"),
+      want: [
+        "backend.yaml:4:1: class_name cannot be given with free_functions: true (line 5): free-function kernels are <cpp_namespace>::<name>, members of no struct; remove class_name, or remove free_functions to keep kernels as static members of class_name",
+      ],
+    },
+  ],
+  [
+    "class_name given empty, or invalid, with free_functions: true: every problem",
+    {
+      given: y(
+        "backend: PrivateUse1",
+        "free_functions: on",
+        "cpp_namespace: at::mychip",
+        "class_name: 'My Functions'",
+        "device: mychip",
+      ),
+      want: [
+        "backend.yaml:4:1: class_name cannot be given with free_functions: true (line 2): free-function kernels are <cpp_namespace>::<name>, members of no struct; remove class_name, or remove free_functions to keep kernels as static members of class_name",
+        'backend.yaml:4:13: class_name "My Functions" is not a C++ identifier (letters, digits and _, not starting with a digit); it must be one C++ identifier like MychipNativeFunctions (no ::)',
+      ],
+    },
+  ],
+  [
+    "free functions in a namespace where torch has a function per operator",
+    {
+      given: y("backend: PrivateUse1", "cpp_namespace: at::native", "free_functions: true", "device: mychip"),
+      want: [
+        'backend.yaml:2:16: cpp_namespace "at::native" is where torch declares its own function for each operator (at::native::add, ...), which free-function kernels of the same names would collide with; with free_functions: true use a namespace of your own like at::mychip',
       ],
     },
   ],
@@ -687,6 +742,27 @@ const valid: [string, { given: string; want: Partial<Summary> }][] = [
     },
   ],
   [
+    "free_functions: true",
+    {
+      given: y(...HEAD, "free_functions: true", "supported: [abs]"),
+      want: { kernelHome: { kind: "free" }, supported: ["abs"] },
+    },
+  ],
+  [
+    "free_functions: false (PyYAML's no) keeps class_name",
+    {
+      given: y(...HEAD, "class_name: MychipKernels", "free_functions: no"),
+      want: { kernelHome: { kind: "class", className: "MychipKernels" } },
+    },
+  ],
+  [
+    "namespaces torch fills with operator functions are fine for a struct",
+    {
+      given: y("backend: PrivateUse1", "cpp_namespace: at", "free_functions: false", "device: mychip"),
+      want: { cppNamespace: "at", cppNamespaceParts: ["at"] },
+    },
+  ],
+  [
     "quoted and flow-style op names, dunder and autogen'd operators",
     {
       given: y(...HEAD, "supported: ['add.Tensor', \"mul.Tensor\", relu, __ilshift__.Scalar, _cudnn_rnn_backward.out]"),
@@ -739,7 +815,7 @@ const valid: [string, { given: string; want: Partial<Summary> }][] = [
         ],
         cppNamespace: "vendor::torch_ext::mychip",
         cppNamespaceParts: ["vendor", "torch_ext", "mychip"],
-        className: "MychipKernels",
+        kernelHome: { kind: "class", className: "MychipKernels" },
         device: "my_chip",
         pythonPackage: "mychip_torch",
         fallback: "none",
@@ -765,7 +841,7 @@ const valid: [string, { given: string; want: Partial<Summary> }][] = [
         autogradKey: "AutogradXLA",
         cppNamespace: "torch_xla",
         cppNamespaceParts: ["torch_xla"],
-        className: "XLANativeFunctions",
+        kernelHome: { kind: "class", className: "XLANativeFunctions" },
         device: "xla",
         pythonPackage: "torch_xla",
         supported: ["abs"],
@@ -796,7 +872,7 @@ const valid: [string, { given: string; want: Partial<Summary> }][] = [
         autogradKey: "AutogradLazy",
         cppNamespace: "torch::lazy",
         cppNamespaceParts: ["torch", "lazy"],
-        className: "LazyNativeFunctions",
+        kernelHome: { kind: "class", className: "LazyNativeFunctions" },
         device: "lazy",
         pythonPackage: "torch_lazy",
         irGen: ["bernoulli.p"],
@@ -830,7 +906,7 @@ describe("fixtures", () => {
     expect(s).toMatchObject({
       backend: "PrivateUse1",
       cppNamespace: "at::mychip",
-      className: "MychipNativeFunctions",
+      kernelHome: { kind: "class", className: "MychipNativeFunctions" },
       device: "mychip",
       pythonPackage: "torch_mychip",
       fallback: "cpu",
@@ -861,7 +937,7 @@ describe("fixtures", () => {
     expect(s).toMatchObject({
       backend: "XLA",
       cppNamespace: "torch_xla",
-      className: "XLANativeFunctions",
+      kernelHome: { kind: "class", className: "XLANativeFunctions" },
       device: "xla",
       pythonPackage: "torch_xla",
       autograd: ["einsum", "max_pool2d", "max_pool3d"],
@@ -895,7 +971,7 @@ describe("fixtures", () => {
       `${f}:5:9: device "cpu" is a device torch already has; choose a new lower-case name like mychip`,
       `${f}:6:11: fallback "maybe" is not a fallback policy; use cpu or none`,
       `${f}:7:15: device_guard is the string "sometimes"; it must be true or false`,
-      `${f}:8:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes`,
+      `${f}:8:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions`,
       `${f}:12:5: supported entry "add" is not an operator: it has only named overloads; list each you implement: add.Scalar, add.Scalar_out, add.Tensor, add.out`,
       `${f}:14:5: supported entry is the number 7; entries are operator names as strings, like add.Tensor`,
       `${f}:15:5: supported entry "sigmoid.Tensor" is not an operator of torch ${catalog.torchVersion}; sigmoid has: sigmoid, sigmoid.out`,

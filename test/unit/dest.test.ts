@@ -3,9 +3,10 @@
  * the whole generated files are compared with files under __snapshots__/dest,
  * plus the plan's decisions and the kernel check, table-driven.
  */
-import { readFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBackendYaml } from "../../src/backend/load.js";
 import type { BackendConfig } from "../../src/backend/types.js";
 import { buildPlan, generate, kernelStubs, missingKernels, normalizeParam } from "../../src/dest/index.js";
@@ -188,5 +189,256 @@ describe("kernel sources", () => {
     await expect(stubs.find((s) => s.path === "max_dim.cpp")!.content).toMatchFileSnapshot(
       path.join(SNAP, "stub_max_dim.cpp"),
     );
+  });
+});
+
+describe("free_functions: true (Note [Kernel home])", () => {
+  // The snapshot YAML with its kernels as free functions in at::mychip instead of members of class_name.
+  const freeText = () => text.replace("class_name: MychipNativeFunctions\n", "free_functions: true\n");
+  const free = () => parseBackendYaml(freeText(), "backend.yaml", catalog);
+  const files = (c: BackendConfig, t: string) =>
+    new Map(generate(c, catalog, { yamlText: t }).map((f) => [f.path, f.content]));
+
+  it("declares free functions and registers &<cpp_namespace>::<name>", async () => {
+    const f = files(free(), freeText());
+    expect([...f.keys()]).toEqual([
+      "PrivateUse1NativeFunctions.h",
+      "RegisterPrivateUse1.cpp",
+      "RegisterAutogradPrivateUse1.cpp",
+      "op_manifest.json",
+    ]);
+    for (const name of ["PrivateUse1NativeFunctions.h", "RegisterPrivateUse1.cpp", "RegisterAutogradPrivateUse1.cpp"]) {
+      await expect(f.get(name)).toMatchFileSnapshot(path.join(SNAP, "free", name));
+    }
+    for (const content of f.values()) expect(content).not.toMatch(/MychipNativeFunctions|\bstruct\b|\bstatic at::/);
+  });
+
+  it("changes only how kernels are named: same declarations, registrations and wrappers", () => {
+    const cls = files(config, text);
+    const f = files(free(), freeText());
+    const decls = (h: string) => h.split("\n").filter((l) => l.endsWith(");"));
+    expect(decls(f.get("PrivateUse1NativeFunctions.h")!)).toEqual(
+      decls(cls.get("PrivateUse1NativeFunctions.h")!).map((l) => l.replace(/^static /, "")),
+    );
+    for (const name of ["RegisterPrivateUse1.cpp", "RegisterAutogradPrivateUse1.cpp"]) {
+      expect(f.get(name)).toBe(cls.get(name)!.replaceAll("at::mychip::MychipNativeFunctions::", "at::mychip::"));
+    }
+  });
+
+  it("the manifest has no class_name: each kernel is <cpp_namespace>::<kernel>", () => {
+    const cls = JSON.parse(files(config, text).get("op_manifest.json")!);
+    const m = JSON.parse(files(free(), freeText()).get("op_manifest.json")!);
+    expect(cls.class_name).toBe("MychipNativeFunctions");
+    expect(m).not.toHaveProperty("class_name");
+    // Everything else is the same (the YAML's hash aside): same kernel names, same operators.
+    expect({ ...m, yaml_sha256: "" }).toEqual({ ...cls, class_name: undefined, yaml_sha256: "" });
+  });
+
+  it("missing-kernel check finds free definitions however they are written", () => {
+    const dir = path.relative(process.cwd(), path.join(DIR, "free_kernels"));
+    const diags = missingKernels(free(), catalog, dir).map((d) =>
+      formatDiagnostic(d).replaceAll(path.relative(process.cwd(), DIR) + path.sep, ""),
+    );
+    expect(diags.join("\n")).toMatchSnapshot();
+    // Found: add (and its extra overload, and sub, are not reported), view_symint qualified, _foreach_add through an alias.
+    expect(diags.filter((d) => /\b(add|sub|view|_foreach_add)\b/.test(d))).toEqual([]);
+  });
+
+  it("stubs: free functions, for the kernels not yet defined, without the generated header", async () => {
+    const stubs = kernelStubs(free(), catalog, { existingDirs: [path.join(DIR, "free_kernels")] });
+    expect(stubs.map((s) => s.path)).toEqual([
+      "arange_start_step.cpp",
+      "empty_memory_format.cpp",
+      "index_Tensor.cpp",
+      "max_dim.cpp",
+      "relu.cpp",
+    ]);
+    for (const s of stubs) expect(s.content).not.toContain("NativeFunctions.h");
+    // The check recognises every stub as its kernel: stubs and the kernels already there leave nothing missing
+    // (and the near misses among those are no longer worth a word).
+    const dir = mkdtempSync(path.join(tmpdir(), "opgen-free-stubs-"));
+    try {
+      for (const s of stubs) writeFileSync(path.join(dir, s.path), s.content);
+      copyFileSync(path.join(DIR, "free_kernels", "binary.cpp"), path.join(dir, "binary.cpp"));
+      expect(missingKernels(free(), catalog, dir).map(formatDiagnostic)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    await expect(stubs.find((s) => s.path === "max_dim.cpp")!.content).toMatchFileSnapshot(
+      path.join(SNAP, "free", "stub_max_dim.cpp"),
+    );
+  });
+});
+
+describe("free kernel definitions (Note [Finding free definitions])", () => {
+  const yaml = "backend: PrivateUse1\ncpp_namespace: at::k\nfree_functions: true\ndevice: k\nsupported: [relu]\n";
+  const RELU = "at::Tensor relu(const at::Tensor& self) { return self; }";
+  const MISSING =
+    "backend.yaml:5:13: no definition of at::Tensor at::k::relu(const at::Tensor & self) for relu under k.cpp";
+  let tmp: string;
+  beforeAll(() => {
+    tmp = mkdtempSync(path.join(tmpdir(), "opgen-free-"));
+  });
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it.each([
+    ["inside namespace at::k", { given: `namespace at::k {\n${RELU}\n}\n`, want: [] }],
+    ["inside namespace at { namespace k {", { given: `namespace at {\nnamespace k {\n${RELU}\n}\n}\n`, want: [] }],
+    [
+      "qualified at file scope, after a declaration",
+      {
+        given:
+          "namespace at::k { at::Tensor relu(const at::Tensor&); }\nat::Tensor at::k::relu(const at::Tensor& self) {\n  return self;\n}\n",
+        want: [],
+      },
+    ],
+    [
+      "qualified from an enclosing namespace, and absolutely",
+      {
+        given:
+          "namespace at { at::Tensor k::relu(const at::Tensor& self) { return self; } }\nat::Tensor ::at::k::relu(const at::Tensor& self) { return self; }\n",
+        want: [],
+      },
+    ],
+    [
+      "through a namespace alias",
+      { given: "namespace kk = at::k;\nat::Tensor kk::relu(const at::Tensor& self) { return self; }\n", want: [] },
+    ],
+    [
+      "with a trailing return type, and specifiers that keep external linkage",
+      {
+        given:
+          "namespace at::k {\n[[nodiscard]] extern auto relu(const at::Tensor& self) -> decltype(self + 1) { return self; }\n}\n",
+        want: [],
+      },
+    ],
+    [
+      "after an export macro and an attribute",
+      {
+        given:
+          "namespace at::k {\n[[maybe_unused]] C10_EXPORT at::Tensor relu(const at::Tensor& self) { return self; }\n}\n",
+        want: [],
+      },
+    ],
+    [
+      "after a macro call without a semicolon, with no space after the return type",
+      {
+        given:
+          "namespace at::k {\nC10_UNUSED_MACRO(relu)\n::std::vector<at::Tensor>relu(const at::Tensor& self) { return {self}; }\n}\n",
+        want: [
+          "backend.yaml:5:13: no definition of at::k::relu for relu has the declared signature; expected at::Tensor at::k::relu(const at::Tensor & self)",
+          "k.cpp:3:26: at::k::relu(const at::Tensor& self) does not match any declared overload of at::k::relu: it returns 'vector<Tensor>', relu returns 'Tensor'",
+        ],
+      },
+    ],
+    [
+      'in extern "C++", and with macros and #if branches around it',
+      {
+        given:
+          '#define OPEN namespace at::k {\n#if 0\nnamespace wrong {\n#else\nnamespace at::k {\n#endif\nextern "C++" {\n' +
+          `${RELU}\n}\n}\n`,
+        want: [],
+      },
+    ],
+    [
+      "in an anonymous namespace",
+      {
+        given: `namespace at::k {\nnamespace {\n${RELU}\n}\n}\n`,
+        want: [
+          MISSING,
+          "k.cpp:3:12: at::k::(anonymous namespace)::relu(const at::Tensor& self) is not the kernel at::k::relu for relu: it is in an anonymous namespace (internal linkage), so RegisterPrivateUse1.cpp cannot link to it; define it outside the anonymous namespace",
+        ],
+      },
+    ],
+    [
+      "static",
+      {
+        given: `namespace at::k {\nstatic ${RELU}\n}\n`,
+        want: [
+          MISSING,
+          "k.cpp:2:19: at::k::relu(const at::Tensor& self) is not the kernel at::k::relu for relu: it is static (internal linkage), so RegisterPrivateUse1.cpp cannot link to it; remove static",
+        ],
+      },
+    ],
+    [
+      "inline",
+      {
+        given: `namespace at::k {\ninline ${RELU}\n}\n`,
+        want: [
+          MISSING,
+          "k.cpp:2:19: at::k::relu(const at::Tensor& self) is not the kernel at::k::relu for relu: it is inline, so it is compiled only where it is called and RegisterPrivateUse1.cpp cannot link to it; remove inline (or constexpr)",
+        ],
+      },
+    ],
+    [
+      'extern "C", as a block and as a specifier',
+      {
+        given: `namespace at::k {\nextern "C" {\n${RELU}\n}\nextern "C" ${RELU}\n}\n`,
+        want: [
+          MISSING,
+          'k.cpp:3:12: at::k::relu(const at::Tensor& self) is not the kernel at::k::relu for relu: it has C linkage (extern "C"), so it is not the C++ function at::k::relu; define it outside extern "C"',
+          'k.cpp:5:23: at::k::relu(const at::Tensor& self) is not the kernel at::k::relu for relu: it has C linkage (extern "C"), so it is not the C++ function at::k::relu; define it outside extern "C"',
+        ],
+      },
+    ],
+    [
+      "in another namespace, an inline one included, or still a member of the struct",
+      {
+        given:
+          `namespace at::k::cpu {\n${RELU}\n}\nnamespace at::k::inline v1 {\n${RELU}\n}\n` +
+          "namespace at::k {\nat::Tensor PrivateUse1NativeFunctions::relu(const at::Tensor& self) { return self; }\n}\n" +
+          `${RELU}\n`,
+        want: [
+          MISSING,
+          "k.cpp:2:12: at::k::cpu::relu(const at::Tensor& self) is not the kernel at::k::relu for relu: its scope is at::k::cpu, not at::k; define the kernel in namespace at::k",
+          "k.cpp:5:12: at::k::v1::relu(const at::Tensor& self) is not the kernel at::k::relu for relu: its scope is at::k::v1, not at::k; define the kernel in namespace at::k",
+          "k.cpp:8:12: at::k::PrivateUse1NativeFunctions::relu(const at::Tensor& self) is not the kernel at::k::relu for relu: its scope is at::k::PrivateUse1NativeFunctions, not at::k; define the kernel in namespace at::k",
+          "k.cpp:10:12: ::relu(const at::Tensor& self) is not the kernel at::k::relu for relu: its scope is the global namespace, not at::k; define the kernel in namespace at::k",
+        ],
+      },
+    ],
+    [
+      "with other parameters",
+      {
+        given: "namespace at::k {\nat::Tensor relu(const at::Tensor& self, int64_t n) { return self; }\n}\n",
+        want: [
+          "backend.yaml:5:13: no definition of at::k::relu for relu has the declared signature; expected at::Tensor at::k::relu(const at::Tensor & self)",
+          "k.cpp:2:12: at::k::relu(const at::Tensor& self, int64_t n) does not match any declared overload of at::k::relu: it has 2 parameters, relu takes 1",
+        ],
+      },
+    ],
+    [
+      "calls, declarations, templates and members are not definitions",
+      {
+        given:
+          "namespace at::k {\nat::Tensor relu(const at::Tensor& self);\ntemplate <class T> at::Tensor relu(const T& self) { return self; }\n" +
+          "struct S { at::Tensor relu(const at::Tensor& self) { return self; } };\nvoid f(const at::Tensor& t) { (void)relu(t); }\n}\n",
+        want: [MISSING],
+      },
+    ],
+    [
+      "an unclosed brace is reported; definitions before it still count",
+      {
+        given: `namespace at::k {\n${RELU}\nvoid g() {\n}\n`,
+        want: [
+          "k.cpp:1:17: warning: this { is never closed as the kernel check reads the file (a brace or parenthesis from a macro or an #if branch?), so it may miss or misplace the kernels defined in this file; keep braces balanced outside macros",
+        ],
+      },
+    ],
+    [
+      "a stray closing brace is reported",
+      {
+        given: `}\nnamespace at::k {\n${RELU}\n}\n`,
+        want: [
+          "k.cpp:1:1: warning: this } closes no { the kernel check saw (a brace or parenthesis from a macro or an #if branch?), so it may miss or misplace the kernels defined in this file; keep braces balanced outside macros",
+        ],
+      },
+    ],
+  ])("%s", (_name, { given, want }) => {
+    const file = path.join(tmp, "k.cpp");
+    writeFileSync(file, given);
+    const c = parseBackendYaml(yaml, "backend.yaml", catalog);
+    const diags = missingKernels(c, catalog, file).map((d) => formatDiagnostic(d).replaceAll(file, "k.cpp"));
+    expect(diags).toEqual(want);
   });
 });

@@ -116,6 +116,7 @@ describe("compiled templates render what Handlebars renders", () => {
       "gen/xla_like.yaml",
       "gen/minimal_device.yaml",
       "backend/npu_autograd.yaml",
+      "gen/runtime_free/backend.yaml", // free_functions: true
     ];
     for (const rel of yamls) {
       const file = path.join(FIXTURES, rel);
