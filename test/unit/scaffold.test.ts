@@ -8,7 +8,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { init, initNameProblem, renderScaffold, scaffoldVars, torchVersionProblem } from "../../src/scaffold/init.js";
+import {
+  init,
+  initNameProblem,
+  referenceOps,
+  renderScaffold,
+  scaffoldVars,
+  torchVersionProblem,
+} from "../../src/scaffold/init.js";
 import { UserError } from "../../src/util/errors.js";
 import { VERSION } from "../../src/version.js";
 
@@ -154,8 +161,13 @@ describe("init: rendered project", () => {
       "csrc/runtime/Minimal.cpp",
       "csrc/runtime/Serialization.cpp",
       "csrc/runtime/Module.cpp",
-      "csrc/kernels/binary.cpp",
-      "csrc/kernels/common/Elementwise.h",
+      "csrc/driver/RefDriver.h",
+      "csrc/driver/cpu/Driver.cpp",
+      "csrc/kernels/RefKernels.h",
+      "csrc/kernels/cpu/Elementwise.cpp",
+      "csrc/aten/Glue.h",
+      "csrc/aten/Binary.cpp",
+      "conformance-expectations.yaml",
     ]) {
       expect(r.files, f).toContain(f);
       expect(existsSync(path.join(dir, f)), f).toBe(true);
@@ -176,9 +188,10 @@ describe("init: rendered project", () => {
     expect(yaml).toMatchObject({
       backend: "PrivateUse1",
       device: "my_chip",
-      cpp_namespace: "at::my_chip",
-      class_name: "MyChipNativeFunctions",
+      cpp_namespace: "opgen_ref",
+      free_functions: true,
     });
+    expect(yaml.class_name).toBeUndefined();
     expect(yaml.supported).toEqual(
       expect.arrayContaining(["add.Tensor", "mul.Tensor", "mm", "sum.dim_IntList", "relu"]),
     );
@@ -187,8 +200,28 @@ describe("init: rendered project", () => {
     expect(pyproject).toContain('torch_my_chip = "torch_my_chip:_autoload"');
     const init = readFileSync(path.join(dir, "torch_my_chip/__init__.py"), "utf8");
     expect(init).toContain("TORCH_MY_CHIP_STRICT_FALLBACK");
-    expect(readFileSync(path.join(dir, "csrc/kernels/binary.cpp"), "utf8")).toContain(
-      "at::Tensor MyChipNativeFunctions::add(",
+    // The C++ is backends/ref's, byte for byte: Note [Projects copy the reference backend].
+    const ref = path.resolve(__dirname, "..", "..", "backends", "ref");
+    for (const f of r.files.filter((x) => x.startsWith("csrc/"))) {
+      expect(readFileSync(path.join(dir, f), "utf8"), f).toBe(readFileSync(path.join(ref, f), "utf8"));
+    }
+  });
+
+  it("registers the starter set by default and the whole reference set with kernels: all", () => {
+    const starter = YAML.parse(readFileSync(path.join(dir, "backend.yaml"), "utf8")).supported;
+    expect(starter).toEqual(referenceOps("starter"));
+    const allDir = mkdtempSync(path.join(tmpdir(), "opgen-init-all-"));
+    try {
+      init(path.join(allDir, "p"), { name: "allchip", torchVersion: TORCH, kernels: "all" });
+      const all = YAML.parse(readFileSync(path.join(allDir, "p", "backend.yaml"), "utf8")).supported;
+      expect(all).toEqual(referenceOps("all"));
+      expect(all.length).toBeGreaterThan(100);
+      for (const op of starter) expect(all).toContain(op);
+    } finally {
+      rmSync(allDir, { recursive: true, force: true });
+    }
+    expect(() => init(path.join(allDir, "q"), { name: "q", torchVersion: TORCH, kernels: "some" })).toThrow(
+      /--kernels: "some" is not a kernel set; use one of starter, all/,
     );
   });
 

@@ -55,16 +55,25 @@ at::Tensor binary(const at::Tensor& a, const at::Tensor& b, refkBinaryOp op, Rul
   }
   kernel_dtype(compute, name);
   const auto shape = at::infer_size(a.sizes(), b.sizes());
-  const at::Tensor x = to_dtype(a, compute, device, name);
-  const at::Tensor y = to_dtype(b, compute, device, name);
-  at::Tensor out = empty(shape, result, device);
-  if (out.numel() == 0) return out;
+  // Note [Reduced-precision scalars]: ATen's CPU add/sub/mul/div keep a
+  // scalar operand of a float16/bfloat16 op in float (its opmath) instead of
+  // rounding it to the tensor's dtype; computing in float32 and rounding the
+  // result once gives the same numbers.
+  const bool scalar_operand = (a.device().is_cpu() && a.dim() == 0) || (b.device().is_cpu() && b.dim() == 0);
+  const bool opmath_scalar = scalar_operand && (compute == c10::kHalf || compute == c10::kBFloat16) &&
+                             (op == refkAdd || op == refkSub || op == refkMul || op == refkDiv ||
+                              op == refkDivTrunc || op == refkDivFloor);
+  const c10::ScalarType kernel_compute = opmath_scalar ? c10::kFloat : compute;
+  const at::Tensor x = to_dtype(a, kernel_compute, device, name);
+  const at::Tensor y = to_dtype(b, kernel_compute, device, name);
+  at::Tensor out = empty(shape, opmath_scalar ? kernel_compute : result, device);
+  if (out.numel() == 0) return opmath_scalar ? empty(shape, result, device) : out;
   const refkTensor o = describe(out, name);
   const refkTensor dx = describe_as(x, shape, name);
   const refkTensor dy = describe_as(y, shape, name);
   const refkContext ctx = context();
   check(refkBinary(&ctx, op, &o, &dx, &dy, kernel_scalar(alpha)), name);
-  return out;
+  return opmath_scalar ? to_dtype(out, result, device, name) : out;
 }
 
 at::Tensor add_sub(const at::Tensor& a, const at::Tensor& b, const at::Scalar& alpha, refkBinaryOp op,
@@ -95,6 +104,7 @@ at::Tensor div_mode(const at::Tensor& a, const at::Tensor& b, std::optional<c10:
 }
 
 at::Tensor pow_impl(const at::Tensor& base, const at::Tensor& exponent) {
+  TORCH_CHECK_NOT_IMPLEMENTED(at::result_type(base, exponent) != c10::kBool, "\"pow\" not implemented for 'Bool'");
   return binary(base, exponent, refkPow, Rule::Arith, "pow");
 }
 
@@ -143,6 +153,20 @@ at::Tensor pow(const at::Scalar& self, const at::Tensor& exponent) { return pow_
 at::Tensor pow(const at::Tensor& self, const at::Scalar& exponent) {
   TORCH_CHECK(!(c10::isIntegralType(self.scalar_type(), true) && exponent.isIntegral(true) && exponent.toLong() < 0),
               "Integers to negative integer powers are not allowed.");
+  // As ATen: x ** 0 is ones and x ** 1 a copy, for every dtype (bool too).
+  if (exponent.equal(0.0) || exponent.equal(false) || exponent.equal(1.0) || exponent.equal(true)) {
+    const c10::Device device = common_device({&self}, "pow");
+    const c10::DeviceGuard guard(device);
+    at::Tensor out = empty(self.sizes(), at::result_type(self, exponent), device);
+    if (exponent.equal(0.0) || exponent.equal(false)) {
+      const refkTensor d = describe(out, "pow");
+      const refkContext ctx = context();
+      if (out.numel() > 0) check(refkFill(&ctx, &d, refkScalar{1.0, 1}), "pow");
+    } else {
+      copy_into(out, self, "pow");
+    }
+    return out;
+  }
   return pow_impl(self, wrap(exponent));
 }
 at::Tensor atan2(const at::Tensor& self, const at::Tensor& other) {

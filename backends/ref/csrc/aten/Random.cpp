@@ -33,6 +33,7 @@ at::Tensor& fill_random(at::Tensor& self, refkDistribution dist, double a, doubl
 
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> generator) {
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  if (self.numel() == 0) return self;  // as ATen: before the dtype check
   TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(self.scalar_type()), "\"normal_kernel_cpu\" not implemented for '",
                               c10::toString(self.scalar_type()), "'");
   return fill_random(self, refkNormal, mean, std, generator, 2, "normal_");

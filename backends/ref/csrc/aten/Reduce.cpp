@@ -90,7 +90,10 @@ c10::ScalarType widened(const at::Tensor& self, std::optional<at::ScalarType> dt
   return c10::isIntegralType(self.scalar_type(), true) ? c10::kLong : self.scalar_type();
 }
 
-void check_nonempty(const at::Tensor& self, const Mask& mask, const char* name) {
+void check_nonempty(const at::Tensor& self, at::IntArrayRef dim, const Mask& mask, const char* name) {
+  TORCH_CHECK(!dim.empty() || self.numel() != 0, name,
+              "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with "
+              "the 'dim' argument.");
   for (int64_t d = 0; d < self.dim(); ++d) {
     TORCH_CHECK_INDEX(!mask.test(static_cast<size_t>(d)) || self.size(d) != 0, name,
                       "(): Expected reduction dim ", d, " to have non-zero size.");
@@ -142,6 +145,7 @@ std::tuple<at::Tensor, at::Tensor> arg_reduce(const at::Tensor& self, int64_t di
 
 at::Tensor arg_impl(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, bool is_max,
                     const char* name) {
+  TORCH_CHECK(self.scalar_type() != c10::kBool, name, "(): does not support bool input");
   if (dim.has_value()) return std::get<1>(arg_reduce(self, *dim, keepdim, is_max, false, name));
   TORCH_CHECK(self.numel() != 0, name, "(): Expected reduction dim to be specified for input.numel() == 0.");
   // Over all elements: a contiguous input viewed as one dim.
@@ -184,13 +188,13 @@ at::Tensor prod(const at::Tensor& self, int64_t dim, bool keepdim, std::optional
 
 at::Tensor amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   const Mask mask = dims_mask(self, dim);
-  check_nonempty(self, mask, "amax");
+  check_nonempty(self, dim, mask, "amax");
   return reduce(self, mask, keepdim, self.scalar_type(), self.scalar_type(), refkAmax, "amax");
 }
 
 at::Tensor amin(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   const Mask mask = dims_mask(self, dim);
-  check_nonempty(self, mask, "amin");
+  check_nonempty(self, dim, mask, "amin");
   return reduce(self, mask, keepdim, self.scalar_type(), self.scalar_type(), refkAmin, "amin");
 }
 
@@ -246,6 +250,14 @@ at::Tensor cumsum(const at::Tensor& self, int64_t dim, std::optional<at::ScalarT
   const refkContext ctx = context();
   check(refkCumsum(&ctx, &dout, &din), "cumsum");
   return out;
+}
+
+// In place, the sum keeps self's dtype unless one is asked for (a bool
+// tensor sums as bool), which the functional cumsum's int64 result cannot.
+at::Tensor& cumsum_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  const at::Tensor r = cumsum(self, dim, dtype.value_or(self.scalar_type()));
+  copy_into(self, r, "cumsum_");
+  return self;
 }
 
 }  // namespace opgen_ref

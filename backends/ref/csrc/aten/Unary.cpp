@@ -117,6 +117,8 @@ at::Tensor elu(const at::Tensor& self, const at::Scalar& alpha, const at::Scalar
 }
 at::Tensor hardtanh(const at::Tensor& self, const at::Scalar& min_val, const at::Scalar& max_val) {
   TORCH_CHECK(self.scalar_type() != c10::kBool, "Bool inputs not supported for hardtanh");
+  TORCH_CHECK(self.scalar_type() != c10::kByte || (min_val.toDouble() >= 0 && max_val.toDouble() >= 0),
+              "cannot do hardtanh on an unsigned type with negative limits");
   return unary(self, refkHardtanh, Rule::Same, "hardtanh", {min_val.toDouble(), max_val.toDouble(), 0, 0});
 }
 at::Tensor leaky_relu(const at::Tensor& self, const at::Scalar& negative_slope) {

@@ -151,7 +151,11 @@ refkStatus unary_typed(int threads, refkUnaryOp op, const refkTensor& out, const
         case refkSigmoid: return same([one](V x) { return one / (one + std::exp(-x)); });
         case refkSilu: return same([one](V x) { return x / (one + std::exp(-x)); });
         case refkGeluNone:
-          return same([](V x) { return V(0.5) * x * (V(1) + std::erf(x * V(0.70710678118654752440))); });
+          // ATen's erf-based gelu gives NaN at both infinities; so do we.
+          return same([](V x) {
+            if (std::isinf(x)) return std::numeric_limits<V>::quiet_NaN();
+            return V(0.5) * x * (V(1) + std::erf(x * V(0.70710678118654752440)));
+          });
         case refkGeluTanh:
           return same([](V x) {
             const V inner = V(0.79788456080286535588) * (x + V(0.044715) * x * x * x);
