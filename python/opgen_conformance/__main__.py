@@ -56,7 +56,7 @@ def main(argv: list[str]) -> int:
 
 
 def rerun(a: argparse.Namespace) -> int:
-    from .checks import Runner
+    from .checks import CHECKS, Runner
     from .device import open_device
     from .samples import DTYPES, describe, load_index, sample_list
 
@@ -74,8 +74,8 @@ def rerun(a: argparse.Namespace) -> int:
     runner = Runner(a.op, op.get("kind", "functional"), bool(op.get("view")), dtype, open_device(config), config.get("tolerances", []))
     print(f"{a.op} {a.dtype} seed={seed} sample={a.sample} source={s.source}")
     print(f"  input {describe(s)}")
-    for check, (status, msg) in sorted(runner.run(s).items()):
-        print(f"  {check:10} {status:5} {msg}")
+    for check, (status, msg) in sorted(runner.run(s).items(), key=lambda kv: CHECKS.index(kv[0])):
+        print(f"  {check:14} {status:5} {msg}")
     return 0
 
 

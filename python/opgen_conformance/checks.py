@@ -4,18 +4,25 @@ A sample is run twice -- on CPU (the reference) and on the device -- and the
 two runs are compared by independent checks, so that "wrong dtype" and "wrong
 values" show up as different failures:
 
-  errors     CPU raises <=> device raises (both raising passes; nothing else runs)
-  values     assert_close of outputs (and of mutated arguments), per-dtype tolerances
-  dtype      output dtypes equal
-  shape      output shapes equal
-  device     every output tensor lives on the device
-  strides    output strides equal (a warning only: strides are not contract)
-  inplace    in-place ops return self and mutate it like CPU does
-  out        out= ops return `out`, write into it and resize it
-  view       view ops share storage with their base (when CPU's result does)
-  gradients  backward on device vs CPU (functional ops, floating dtypes)
-  fallback   the device's own kernel ran, not the CPU fallback
+  errors          CPU raises <=> device raises (both raising passes; nothing else runs)
+  invalid_inputs  on inputs CPU refuses, the device raises the same exception class
+  values          assert_close of outputs, tolerances of each result's dtype
+  extremes        the same on NaN, +-inf, -0.0, min/max, subnormals (pointwise ops)
+  dtype           output dtypes equal
+  shape           output shapes equal
+  device          every output tensor lives on the inputs' device, index included
+  device_index    with inputs on device 1 (device 0 current): results there, as on 0
+  strides         output strides equal (a warning only: strides are not contract)
+  mutation        arguments the schema does not let the op write are unchanged
+  inplace         in-place ops return self and mutate it like CPU does
+  out             out= ops return `out`, write into it and resize it
+  out_nonempty    out= into a wrongly shaped non-empty out and a non-contiguous out
+  view            view ops share storage with their base (when CPU's result does)
+  gradients       backward on device vs CPU (functional ops, floating dtypes)
+  fallback        the device's own kernel ran, not the CPU fallback
 
+invalid_inputs, extremes, device_index and out_nonempty run on probes
+(probes.py), samples made for them; the others on ordinary samples.
 Verdicts are (status, message) with status one of pass, fail, warn, skip.
 Messages never contain addresses or timings, so reruns compare equal.
 """
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import fnmatch
 import warnings
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
@@ -32,6 +40,26 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from .samples import DTYPE_NAMES, Sample, clone_tree, derive_seed, resolve_overload
 
 Verdict = tuple[str, str]
+
+# Report order; src/conformance/types.ts CHECKS is the same list (a test says so).
+CHECKS = (
+    "errors",
+    "invalid_inputs",
+    "values",
+    "extremes",
+    "dtype",
+    "shape",
+    "device",
+    "device_index",
+    "strides",
+    "mutation",
+    "inplace",
+    "out",
+    "out_nonempty",
+    "view",
+    "gradients",
+    "fallback",
+)
 
 # DESIGN.md: assert_close defaults; integers and bool exact.
 DEFAULT_TOL: dict[torch.dtype, tuple[float, float]] = {
@@ -47,9 +75,15 @@ GRAD_DTYPES = (torch.float32, torch.float64)
 _MAX_MSG = 400
 
 
-def tolerance(op: str, dtype: torch.dtype, overrides: list[dict]) -> tuple[float, float]:
-    """Default per dtype; the last matching override (op glob, optional dtype) wins."""
-    rtol, atol = DEFAULT_TOL.get(dtype, (0.0, 0.0))
+def tolerance(
+    op: str, dtype: torch.dtype, overrides: list[dict], result: torch.dtype | None = None
+) -> tuple[float, float]:
+    """Note [Tolerance of the result dtype]: the default is the compared
+    result's dtype's, not the task's: an int64 -> float32 op (div, sqrt,
+    mean) rounds to float32 and may be an ulp off, and a float -> bool op
+    (eq) must be exact. The last override whose op glob and optional dtype
+    match the task wins."""
+    rtol, atol = DEFAULT_TOL.get(result or dtype, (0.0, 0.0))
     dname = DTYPE_NAMES.get(dtype, str(dtype))
     for o in overrides:
         if not fnmatch.fnmatchcase(op, o.get("op", "*")):
@@ -122,6 +156,18 @@ def _compare(dev: Any, ref: Any, rtol: float, atol: float) -> str | None:
     return None
 
 
+def _negative_zeros(dev: Any, ref: Any) -> str | None:
+    """None unless eager gives -0.0 where the device gives +0.0."""
+    if not (isinstance(ref, torch.Tensor) and ref.is_floating_point() and isinstance(dev, torch.Tensor)):
+        return None
+    d = dev.detach().to("cpu")
+    if d.shape != ref.shape:
+        return None
+    negative = (ref == 0) & torch.signbit(ref)
+    lost = int((negative & ~torch.signbit(d.to(ref.dtype))).sum())
+    return f"+0.0 where CPU gives -0.0 ({lost} of {int(negative.sum())})" if lost else None
+
+
 def fallback_verdict(name: str, counts: dict[str, int]) -> Verdict:
     """Did the call run on the CPU fallback? The op itself or a sibling overload
     (``cos`` runs ``cos.out`` when only the structured kernel is missing) on the
@@ -167,6 +213,22 @@ def _tensors(x: Any) -> list[torch.Tensor]:
     return out
 
 
+def _on_cpu(x: Any) -> Any:
+    return clone_tree(x, torch.device("cpu"))
+
+
+@dataclass
+class _Call:
+    """One call of the overload: its own copies of the arguments and out
+    tensors (as they are after the call), and its result or error."""
+
+    args: tuple
+    kwargs: dict
+    outs: dict = field(default_factory=dict)
+    result: Any = None
+    error: BaseException | None = None
+
+
 def _storage_ptr(t: torch.Tensor) -> int:
     try:
         return t.untyped_storage().data_ptr()
@@ -195,7 +257,8 @@ class Runner:
         self.dev = device
         self.op = resolve_overload(name)
         self.schema = self.op._schema
-        self.rtol, self.atol = tolerance(name, dtype, overrides or [])
+        self.overrides = overrides or []
+        self.tolerances: dict[torch.dtype, tuple[float, float]] = {}
         self.nondet = nondeterministic(name, self.op)
         self.grad_samples = grad_samples
         self.phase = phase or (lambda _p, _partial=None: None)
@@ -204,6 +267,71 @@ class Runner:
             for i, a in enumerate(self.schema.arguments)
             if a.alias_info is not None and a.alias_info.is_write and not a.kwarg_only
         ]
+        # probes' bases, judged once per task: id -> (base, why it fails or None)
+        self.bases: dict[int, tuple[Sample, str | None]] = {}
+        self.probes: dict[str, Callable[[Sample], Verdict]] = {
+            "extremes": self._extremes,
+            "device_index": self._device_index,
+            "invalid_inputs": self._invalid_inputs,
+            "out_nonempty": self._out_nonempty,
+        }
+
+    def tol(self, like: Any) -> tuple[float, float]:
+        """Tolerances for comparing with `like` (Note [Tolerance of the result dtype])."""
+        dtype = like.dtype if isinstance(like, torch.Tensor) else self.dtype
+        if dtype not in self.tolerances:
+            self.tolerances[dtype] = tolerance(self.name, self.dtype, self.overrides, dtype)
+        return self.tolerances[dtype]
+
+    # -- calls ------------------------------------------------------------------
+
+    def _reference(self, s: Sample, outs: dict | None = None) -> _Call:
+        # eager CPU itself can crash on odd inputs; the watchdog must not blame the device
+        self.phase("reference")
+        c = _Call(clone_tree(s.args), clone_tree(s.kwargs), self._outs(s, outs))
+        c.result, c.error = _call(lambda: self.op(*c.args, **c.kwargs, **c.outs))
+        return c
+
+    def _device(self, s: Sample, check: str, index: int = 0, outs: dict | None = None) -> _Call:
+        self.phase(check)
+        to = self.dev.to_device
+        c = _Call(to(s.args, index), to(s.kwargs, index), to(self._outs(s, outs), index))
+        self.dev.reset_fallback_counts()
+        if self.kind in ("inplace", "out", "mutable"):
+            # Note [Identity under inference mode]: autograd's kernel for an
+            # in-place or out= overload returns its self/out argument whatever
+            # the backend's kernel returned, so a kernel returning another
+            # tensor is visible only where autograd steps aside. Inference
+            # mode does, and changes nothing else these overloads do.
+            with torch.inference_mode():
+                c.result, c.error = _call(lambda: self.dev.call(self.name, self.op, c.args, {**c.kwargs, **c.outs}))
+        else:
+            c.result, c.error = _call(lambda: self.dev.call(self.name, self.op, c.args, {**c.kwargs, **c.outs}))
+        return c
+
+    @staticmethod
+    def _outs(s: Sample, outs: dict | None) -> dict:
+        if outs is not None:
+            return clone_tree(outs)
+        return {n: torch.empty(0, dtype=d) for n, d in zip(s.out_names, s.out_dtypes)}
+
+    def _differences(self, cres: Any, dres: Any, atol: float | None = None, signed_zeros: bool = False) -> list[str]:
+        """What differs between two results (the device's against CPU's),
+        output by output; shapes included, dtypes not (the dtype check's)."""
+        cflat, cspec = tree_flatten(cres)
+        dflat, dspec = tree_flatten(dres)
+        if len(cflat) != len(dflat) or str(cspec) != str(dspec):
+            return [f"returned {len(dflat)} values, CPU returns {len(cflat)}"]
+        found = []
+        for i, (c, d) in enumerate(zip(cflat, dflat)):
+            at = f"output {i}: " if len(cflat) > 1 else ""
+            rtol, default_atol = self.tol(c)
+            why = _compare(d, c, rtol, default_atol if atol is None else atol)
+            if why is None and signed_zeros:
+                why = _negative_zeros(d, c)
+            if why is not None:
+                found.append(at + why)
+        return found
 
     # -- one sample -----------------------------------------------------------
 
@@ -211,21 +339,13 @@ class Runner:
         """Verdicts for one sample. Gradients are checked on the first
         ``grad_samples`` sample indices only -- by index, not by count, so a
         worker that resumes mid-task decides exactly as an uninterrupted one."""
+        if s.check:
+            return {s.check: self.probes[s.check](s)}
         r: dict[str, Verdict] = {}
-        func = self.op
-        cargs, ckw = clone_tree(s.args), clone_tree(s.kwargs)
-        couts = {n: torch.empty(0, dtype=d) for n, d in zip(s.out_names, s.out_dtypes)}
-        # eager CPU itself can crash on odd inputs; the watchdog must not blame the device
-        self.phase("reference")
-        cres, cerr = _call(lambda: func(*cargs, **ckw, **couts))
-
-        self.phase("values")
-        dargs, dkw = self.dev.to_device(s.args), self.dev.to_device(s.kwargs)
-        douts = {n: torch.empty(0, dtype=d, device=self.dev.device) for n, d in zip(s.out_names, s.out_dtypes)}
-        dinputs = _tensors((dargs, dkw))
-        self.dev.reset_fallback_counts()
-        dres, derr = _call(lambda: self.dev.call(self.name, func, dargs, {**dkw, **douts}))
+        ref = self._reference(s)
+        dev = self._device(s, "values")
         counts = self.dev.fallback_counts()
+        cerr, derr = ref.error, dev.error
 
         if cerr is not None and _is_oom(cerr):
             # Eager CPU itself ran out (the worker memory limit counts both): no reference.
@@ -248,13 +368,14 @@ class Runner:
         if self.dev.has_fallback_counter:
             r["fallback"] = fallback_verdict(self.name, counts)
 
-        self._outputs(cres, dres, r)
+        self._outputs(ref.result, dev.result, r)
+        self._mutation(s, ref, dev, r)
         if self.kind == "inplace" or self.write_args and self.kind != "out":
-            self._inplace(cargs, dargs, dres, r)
+            self._inplace(ref.args, dev.args, dev.result, r)
         if self.kind == "out":
-            self._out(couts, douts, dres, r)
+            self._out(ref.outs, dev.outs, dev.result, r)
         if self.is_view:
-            self._view(cargs, ckw, cres, dinputs, dres, r)
+            self._view(ref.args, ref.kwargs, ref.result, _tensors((dev.args, dev.kwargs)), dev.result, r)
         if (
             self.kind in ("functional", "view")
             and self.dtype in GRAD_DTYPES
@@ -288,19 +409,21 @@ class Runner:
                     shapes.append(f"{at}shape {list(d.shape)} != expected {list(c.shape)}")
                 if d.device.type != self.dev.device.type:
                     devices.append(f"{at}on {d.device.type}, expected {self.dev.device.type}")
+                elif self.dev.index_of(d) != 0:
+                    devices.append(f"{at}on device {self.dev.index_of(d)}, inputs on device 0")
                 if d.shape == c.shape and d.layout == torch.strided and c.layout == torch.strided:
                     ds = [st for sz, st in zip(d.shape, d.stride()) if sz > 1]
                     cs = [st for sz, st in zip(c.shape, c.stride()) if sz > 1]
                     if ds != cs:
                         strides.append(f"{at}strides {list(d.stride())} != CPU {list(c.stride())}")
                 if not self.nondet:
-                    why = _compare(d, c, self.rtol, self.atol)
+                    why = _compare(d, c, *self.tol(c))
                     if why is not None and d.shape == c.shape:
                         values.append(at + why)
             elif isinstance(c, torch.Tensor) or isinstance(d, torch.Tensor):
                 values.append(f"{at}returned {type(d).__name__}, CPU returns {type(c).__name__}")
             elif not self.nondet:
-                why = _compare(d, c, self.rtol, self.atol)
+                why = _compare(d, c, *self.tol(c))
                 if why is not None:
                     values.append(at + why)
         if self.nondet:
@@ -314,6 +437,29 @@ class Runner:
         r["device"] = ("fail", "; ".join(devices)) if devices else ("pass", "")
         r["strides"] = ("warn", "; ".join(strides)) if strides else ("pass", "")
 
+    def _mutation(self, s: Sample, ref: _Call, dev: _Call, r: dict[str, Verdict]) -> None:
+        """Every argument the schema does not mark written (``Tensor(a!)``)
+        must be as it was, bit for bit (NaN as NaN), unless eager CPU itself
+        writes it."""
+        problems: list[str] = []
+        for i, a in enumerate(self.schema.arguments):
+            if a.alias_info is not None and a.alias_info.is_write:
+                continue
+            if i < len(s.args) and not a.kwarg_only:
+                given, c, d = s.args[i], ref.args[i], dev.args[i]
+            elif a.name in s.kwargs:
+                given, c, d = s.kwargs[a.name], ref.kwargs[a.name], dev.kwargs[a.name]
+            else:
+                continue
+            for g, ct, dt in zip(_tensors(given), _tensors(c), _tensors(d)):
+                if _compare(ct, g, 0.0, 0.0) is not None:
+                    continue
+                why = _compare(dt, g, 0.0, 0.0)
+                if why is not None:
+                    problems.append(f"'{a.name}' was written by the call: {why}")
+                    break
+        r["mutation"] = ("fail", "; ".join(problems)[:_MAX_MSG]) if problems else ("pass", "")
+
     def _inplace(self, cargs: tuple, dargs: tuple, dres: Any, r: dict[str, Verdict]) -> None:
         problems: list[str] = []
         idx = self.write_args or [0]
@@ -326,7 +472,7 @@ class Runner:
                 continue
             if not isinstance(cargs[i], torch.Tensor):
                 continue
-            why = None if self.nondet else _compare(dargs[i], cargs[i], self.rtol, self.atol)
+            why = None if self.nondet else _compare(dargs[i], cargs[i], *self.tol(cargs[i]))
             if why is not None:
                 name = self.schema.arguments[i].name
                 problems.append(f"'{name}' after the call differs from CPU: {why}")
@@ -342,7 +488,7 @@ class Runner:
             if dt.shape != ct.shape:
                 problems.append(f"'{n}' not resized: shape {list(dt.shape)}, expected {list(ct.shape)}")
             elif not self.nondet:
-                why = _compare(dt, ct, self.rtol, self.atol)
+                why = _compare(dt, ct, *self.tol(ct))
                 if why is not None:
                     problems.append(f"'{n}' holds wrong values: {why}")
         r["out"] = ("fail", "; ".join(problems)) if problems else ("pass", "")
@@ -362,6 +508,116 @@ class Runner:
             r["view"] = ("fail", "; ".join(problems))
         else:
             r["view"] = ("pass", "") if checked else ("skip", "no aliasing output on CPU for this sample")
+
+    # -- probes -----------------------------------------------------------------
+
+    def _base_fails(self, s: Sample) -> str | None:
+        """Note [One fault, one check]: a probe is judged only when the device
+        gets its ordinary base sample right (no error, the same results and
+        out tensors as CPU). A kernel that is wrong everywhere then fails the
+        ordinary checks only, instead of every probe too, and each probe's
+        failure means what its check says. The probes of a task share few
+        bases; each is judged once (the verdict is deterministic, so a worker
+        that resumes mid-task and judges it again agrees)."""
+        base = s.meta["base"]
+        if id(base) not in self.bases:
+            self.bases[id(base)] = (base, self._judge_base(base, s.check))
+        return self.bases[id(base)][1]
+
+    def _judge_base(self, base: Sample, check: str) -> str | None:
+        ref = self._reference(base)
+        dev = self._device(base, check)
+        if dev.error is not None:
+            return f"the device raises on the sample this one derives from ({_short(dev.error)}; see errors)"
+        wrong = self._differences(ref.result, dev.result)
+        if self.kind == "out":
+            wrong += self._differences(list(ref.outs.values()), list(dev.outs.values()))
+        if wrong and not self.nondet:
+            return f"the device gets the sample this one derives from wrong ({wrong[0]}; see values)"
+        return None
+
+    def _extremes(self, s: Sample) -> Verdict:
+        """Note [Extreme values tolerance]: results are compared with the
+        result dtype's rtol and no atol: a kernel that flushes subnormals to
+        zero is off by less than any default atol. Eager's -0.0 must stay -0.0."""
+        why = self._base_fails(s)
+        if why is not None:
+            return ("skip", why)
+        ref = self._reference(s)
+        dev = self._device(s, "extremes")
+        if ref.error is not None:
+            return ("skip", f"CPU raises on these values ({_short(ref.error)})")
+        if dev.error is not None:
+            return ("fail", f"device raised {_short(dev.error)}; CPU returns a result")
+        problems = self._differences(ref.result, dev.result, atol=0.0, signed_zeros=True)
+        return ("fail", "; ".join(problems)[:_MAX_MSG]) if problems else ("pass", "")
+
+    def _device_index(self, s: Sample) -> Verdict:
+        """The sample on device 1 while device 0 is current: a kernel that
+        allocates on the current device, or runs there, or leaves device 1
+        current, passes every sample on device 0. Its results are compared
+        with the same sample's on device 0 (values compares those with CPU)."""
+        n = self.dev.device_count()
+        if n < 2:
+            return ("skip", f"the device has {n} device; this check needs 2")
+        zero = self._device(s, "device_index")
+        if zero.error is not None:
+            return ("skip", f"the device raises on this sample ({_short(zero.error)}; see errors)")
+        one = self._device(s, "device_index", index=1)
+        problems: list[str] = []
+        current = self.dev.current_index()
+        if current != 0:
+            problems.append(f"the call left device {current} current, not 0")
+            self.dev.set_current(0)
+        if one.error is not None:
+            problems.append(f"raised {_short(one.error)} with inputs on device 1")
+            return ("fail", "; ".join(problems))
+        for i, t in enumerate(_tensors(one.result)):
+            if t.device.type == self.dev.device.type and self.dev.index_of(t) != 1:
+                problems.append(f"output {i} on device {self.dev.index_of(t)}, inputs on device 1")
+        if not self.nondet:
+            problems += [f"differs from device 0: {p}" for p in self._differences(_on_cpu(zero.result), one.result)]
+        return ("fail", "; ".join(problems)[:_MAX_MSG]) if problems else ("pass", "")
+
+    def _invalid_inputs(self, s: Sample) -> Verdict:
+        why = self._base_fails(s)
+        if why is not None:
+            return ("skip", why)
+        ref = self._reference(s)
+        if ref.error is None or _is_oom(ref.error):
+            return ("skip", "CPU does not refuse these inputs")
+        dev = self._device(s, "invalid_inputs")
+        if dev.error is None:
+            return ("fail", f"returned a result; CPU raises {_short(ref.error)}")
+        if _is_oom(dev.error):
+            return ("crash", f"out of memory on the device (or over --worker-memory): {_short(dev.error)}")
+        if type(dev.error) is not type(ref.error):
+            return ("fail", f"raised {_short(dev.error)}; CPU raises {_short(ref.error)}")
+        return ("pass", "")
+
+    def _out_nonempty(self, s: Sample) -> Verdict:
+        """Whether out= returns `out` is the out check's; this one judges what
+        ends up in an out that was not empty."""
+        why = self._base_fails(s)
+        if why is not None:
+            return ("skip", why)
+        layout = {"wrong-shape": "wrongly shaped out", "noncontig": "non-contiguous out"}[s.meta["layout"]]
+        ref = self._reference(s, s.meta["outs"])
+        dev = self._device(s, "out_nonempty", outs=s.meta["outs"])
+        if ref.error is not None:
+            return ("skip", f"CPU raises with a {layout} ({_short(ref.error)})")
+        if dev.error is not None:
+            return ("fail", f"{layout}: device raised {_short(dev.error)}; CPU writes it")
+        problems: list[str] = []
+        for n, ct in ref.outs.items():
+            dt = dev.outs[n]
+            if dt.shape != ct.shape:
+                problems.append(f"{layout} '{n}' not resized: shape {list(dt.shape)}, expected {list(ct.shape)}")
+            elif not self.nondet:
+                why = _compare(dt, ct, *self.tol(ct))
+                if why is not None:
+                    problems.append(f"{layout} '{n}' holds wrong values: {why}")
+        return ("fail", "; ".join(problems)[:_MAX_MSG]) if problems else ("pass", "")
 
     # -- gradients ------------------------------------------------------------
 
@@ -421,7 +677,8 @@ class Runner:
             if c is None or d is None:
                 problems.append(f"grad of input {k}: {'missing' if d is None else 'unexpected'}")
                 continue
-            why = _compare(d, c, max(self.rtol, 1e-5) * 10, max(self.atol, 1e-5) * 10)
+            rtol, atol = self.tol(c)
+            why = _compare(d, c, max(rtol, 1e-5) * 10, max(atol, 1e-5) * 10)
             if why is not None:
                 problems.append(f"grad of input {k}: {why}")
         return ("fail", "; ".join(problems)[:_MAX_MSG]) if problems else ("pass", "")

@@ -5,8 +5,9 @@ OpInfo entries are Python API names (``torch.add``), not aten overloads
 and record, for every call that reaches the dispatcher, the overload and a copy
 of its arguments; such a recorded call *is* a sample for that overload, called
 directly afterwards. In-place and out= overloads reuse the samples of their
-functional sibling. Overloads no OpInfo reaches get samples synthesized from
-the schema (0-d, empty, non-contiguous and broadcast shapes; in-range dims).
+functional sibling. Samples synthesized from the schema (0-d, empty,
+non-contiguous and broadcast shapes; in-range dims) add what the traced ones
+lack (Note [Sample budget]), and probes (probes.py) follow the ordinary samples.
 
 Note [Sample determinism]: the sample list of (overload, dtype, seed) is a pure
 function of those three (and the torch version): every generator is seeded with
@@ -26,7 +27,7 @@ import tempfile
 import warnings
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -79,6 +80,9 @@ class Sample:
     # out= overloads: names of the out arguments; their tensors are made per run
     out_names: tuple = ()
     out_dtypes: tuple = ()
+    # a probe (probes.py): the one check it feeds; "" for an ordinary sample
+    check: str = ""
+    # a probe's particulars: its ordinary "base" sample, prepared "outs", ...
     meta: dict = field(default_factory=dict)
 
 
@@ -166,8 +170,17 @@ def opinfo_db() -> dict[str, Any]:
     if _OPDB is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            from torch.testing._internal import common_utils
             from torch.testing._internal.common_methods_invocations import op_db
+            from torch.testing._internal.opinfo import core
 
+        # Note [OpInfo outside a test]: every OpInfo input iterator, and each
+        # sample and error input it yields, looks for the unittest test that
+        # runs it by walking the Python stack with inspect.stack() -- ~50 ms
+        # a time in a worker, most of the time spent generating samples. The
+        # runner is no test, so the answer is None, which is what OpInfo
+        # falls back to (a fixed seed per input, no per-test skips).
+        common_utils.extract_test_fn = core.extract_test_fn = lambda: None
         _OPDB = {}
         for op in op_db:
             _OPDB.setdefault(_opinfo_key(op), op)
@@ -307,7 +320,10 @@ _VARIANTS = ("2d", "0d", "empty", "noncontig", "broadcast")
 def _synth_value(arg: Any, variant: str, dtype: torch.dtype, tensor_i: int) -> Any:
     ty = str(arg.type)
     name = arg.name
-    shapes = {"2d": (3, 4), "0d": (), "empty": (0, 4), "noncontig": (3, 4), "broadcast": (3, 1) if tensor_i == 0 else (1, 4)}
+    # an in-place op's self must already have the broadcast shape
+    written = arg.alias_info is not None and arg.alias_info.is_write
+    first = (3, 4) if written else (3, 1)
+    shapes = {"2d": (3, 4), "0d": (), "empty": (0, 4), "noncontig": (3, 4), "broadcast": first if tensor_i == 0 else (1, 4)}
     shape = shapes[variant]
     nd = len(shape)
     if ty in ("Tensor", "Optional[Tensor]"):
@@ -388,9 +404,24 @@ def synthesize(name: str, dtype: torch.dtype) -> list[Sample]:
 # the sample list of one task
 
 
-def _trace_for(
-    index: dict, wanted: str, dtype: torch.dtype, seed: int, per_opinfo: int, limit: int
+def opinfo_inputs(op: Any, dtype: torch.dtype) -> Iterator[Any]:
+    """An OpInfo's ordinary samples (``SampleInput``s)."""
+    return op.sample_inputs("cpu", dtype, requires_grad=False)
+
+
+def trace_calls(
+    index: dict,
+    wanted: str,
+    dtype: torch.dtype,
+    seed: int,
+    per_opinfo: int,
+    limit: int,
+    inputs: Callable[[Any, torch.dtype], Iterable[Any]] = opinfo_inputs,
+    what: str = "opinfo",
 ) -> Iterator[tuple[str, tuple, dict]]:
+    """Calls of `wanted` made by the OpInfos that reach it, run on the inputs
+    `inputs` gives each OpInfo (its samples, unless told otherwise), as
+    (source, args, kwargs); `what` names the source and seeds the generators."""
     dname = DTYPE_NAMES.get(dtype, str(dtype))
     keys = _rank_opinfos(wanted, index.get("reach", {}).get(wanted, []))
     per_key = max(2, limit // 2)
@@ -403,10 +434,9 @@ def _trace_for(
         op = db.get(key)
         if op is None:
             continue
-        torch.manual_seed(derive_seed(seed, wanted, dname, key))
+        torch.manual_seed(derive_seed(seed, wanted, dname, key) if what == "opinfo" else derive_seed(seed, wanted, dname, key, what))
         try:
-            it = op.sample_inputs("cpu", dtype, requires_grad=False)
-            for i, s in enumerate(it):
+            for i, s in enumerate(inputs(op, dtype)):
                 if i >= per_opinfo:
                     break
                 cap = _Capture({wanted}, limit=4)
@@ -416,7 +446,7 @@ def _trace_for(
                 for n, a, k in cap.calls:
                     if not _has_dtype((a, k), dtype):
                         continue
-                    yield f"opinfo:{key}#{i}", a, k
+                    yield f"{what}:{key}#{i}", a, k
                     taken += 1
                     limit -= 1
                     if limit <= 0:
@@ -450,6 +480,73 @@ def _has_dtype(tree: Any, dtype: torch.dtype) -> bool:
     return not ts or any(t.dtype == dtype for t in ts)
 
 
+def target_of(name: str, kind: str) -> str:
+    """The overload whose traced calls become samples of `name`: its
+    functional sibling for in-place and out= overloads, else itself."""
+    if kind in ("inplace", "out"):
+        return functional_sibling(name, kind) or name
+    return name
+
+
+def as_kind(
+    name: str, kind: str, target: str, src: str, args: tuple, kwargs: dict, dtype: torch.dtype, invalid: bool = False
+) -> Sample | None:
+    """A traced call of `target` as a sample of `name`: in-place overloads take
+    the functional sibling's arguments as they are, out= overloads get out
+    tensors of the dtypes the functional sibling returns (of `dtype` for
+    `invalid` calls, which return nothing), and a call of `name` itself keeps
+    its own out tensors' dtypes. None when no out dtypes can be had."""
+    if kind == "out":
+        outs = out_arg_names(schema_of(name))
+        if target == name:
+            traced = [kwargs.get(n) for n in outs]
+            if not all(isinstance(x, torch.Tensor) for x in traced):
+                return None
+            kw = {kk: vv for kk, vv in kwargs.items() if kk not in outs}
+            return Sample(args, kw, src, out_names=outs, out_dtypes=tuple(x.dtype for x in traced))
+        dts = tuple(dtype for _ in outs) if invalid else _out_dtypes_via_functional(target, args, kwargs, len(outs))
+        if dts is None:
+            return None
+        return Sample(args, kwargs, src + "->out", out_names=outs, out_dtypes=dts)
+    if kind == "inplace" and target != name:
+        return Sample(args, kwargs, src + "->inplace")
+    return Sample(args, kwargs, src)
+
+
+def _variants(s: Sample) -> set[str]:
+    """Which of synthesize()'s variants a sample already is."""
+    ts = [v for v in tree_flatten((s.args, s.kwargs))[0] if isinstance(v, torch.Tensor)]
+    found = {"2d"}
+    if any(t.dim() == 0 for t in ts):
+        found.add("0d")
+    if any(t.numel() == 0 for t in ts):
+        found.add("empty")
+    if any(not t.is_contiguous() for t in ts):
+        found.add("noncontig")
+    if len({tuple(t.shape) for t in ts if t.dim() > 0}) > 1:
+        found.add("broadcast")
+    return found
+
+
+def _with_variants(traced: list[Sample], synth: list[Sample], max_samples: int) -> list[Sample]:
+    """Note [Sample budget]: `max_samples` is a budget, and the synthesized
+    variants (0-d, empty, non-contiguous, broadcast; 2-d when nothing was
+    traced) that no traced sample already is always get a place in it: they
+    take places from the traced samples down to half of the budget, and beyond
+    that are added to it. Filling the budget with traced samples first would
+    never reach them for any op OpInfo samples generously, and those are the
+    inputs a vendor's kernel gets wrong (a broadcast read with the wrong
+    stride passes every same-shape sample)."""
+    half = (max_samples + 1) // 2
+    keep = len(traced)
+    while True:
+        covered = set().union(*(_variants(s) for s in traced[:keep]))
+        missing = [s for s in synth if s.source.partition(":")[2] not in covered]
+        if keep + len(missing) <= max_samples or keep <= half:
+            return traced[:keep] + missing
+        keep -= 1
+
+
 def sample_list(
     name: str,
     kind: str,
@@ -459,55 +556,39 @@ def sample_list(
     max_samples: int,
     per_opinfo: int = 12,
 ) -> list[Sample]:
-    """The ordered samples of one (overload, dtype); see Note [Sample determinism]."""
-    out: list[Sample] = []
+    """The ordered samples of one (overload, dtype): the ordinary samples, then
+    the probes derived from them (probes.py); see Note [Sample determinism]."""
+    from .probes import probes
+
     try:
-        schema = schema_of(name)
+        schema_of(name)
     except Exception:
-        return out
-    outs = out_arg_names(schema) if kind == "out" else ()
-    target = name
-    if kind in ("inplace", "out"):
-        sib = functional_sibling(name, kind)
-        direct = list(_trace_for(index, name, dtype, seed, per_opinfo, max_samples))
-        for src, a, k in direct:
-            if kind == "out":
-                traced = [k.get(n) for n in outs]
-                k = {kk: vv for kk, vv in k.items() if kk not in outs}
-                if not all(isinstance(x, torch.Tensor) for x in traced):
-                    continue
-                dts = tuple(x.dtype for x in traced)
-                out.append(Sample(a, k, src, out_names=outs, out_dtypes=dts))
-            else:
-                out.append(Sample(a, k, src))
-        target = sib or name
-    traced_again = kind not in ("inplace", "out") or target != name
-    if len(out) < max_samples and traced_again:
-        budget = max(1, max_samples - 1 - len(out))
-        for src, a, k in _trace_for(index, target, dtype, seed, per_opinfo, budget):
-            if kind == "out":
-                dts = _out_dtypes_via_functional(target, a, k, len(outs))
-                if dts is None:
-                    continue
-                out.append(Sample(a, k, src + "->out", out_names=outs, out_dtypes=dts))
-            elif kind == "inplace" and target != name:
-                out.append(Sample(a, k, src + "->inplace"))
-            else:
-                out.append(Sample(a, k, src))
-            if len(out) >= max_samples:
+        return []
+    target = target_of(name, kind)
+    traced: list[Sample] = []
+    if target != name:
+        # calls of the in-place/out= overload itself first, then its sibling's
+        for src, a, k in trace_calls(index, name, dtype, seed, per_opinfo, max_samples):
+            s = as_kind(name, kind, name, src, a, k, dtype)
+            if s is not None:
+                traced.append(s)
+    if len(traced) < max_samples and (kind not in ("inplace", "out") or target != name):
+        for src, a, k in trace_calls(index, target, dtype, seed, per_opinfo, max_samples - len(traced)):
+            s = as_kind(name, kind, target, src, a, k, dtype)
+            if s is not None:
+                traced.append(s)
+            if len(traced) >= max_samples:
                 break
-    if len(out) < max_samples:
-        torch.manual_seed(derive_seed(seed, name, DTYPE_NAMES.get(dtype, dtype), "schema"))
-        for s in synthesize(name, dtype):
-            if kind == "out" and s.out_names:
-                dts = _out_dtypes_via_functional(target, s.args, s.kwargs, len(s.out_names)) if target != name else None
-                if dts is None:
-                    dts = _out_dtypes_via_cpu(name, s.args, s.kwargs, s.out_names, dtype)
-                s.out_dtypes = dts if dts is not None else s.out_dtypes
-            out.append(s)
-            if len(out) >= max_samples:
-                break
-    return out[:max_samples]
+    torch.manual_seed(derive_seed(seed, name, DTYPE_NAMES.get(dtype, dtype), "schema"))
+    synth = synthesize(name, dtype)
+    for s in synth:
+        if kind == "out" and s.out_names:
+            dts = _out_dtypes_via_functional(target, s.args, s.kwargs, len(s.out_names)) if target != name else None
+            if dts is None:
+                dts = _out_dtypes_via_cpu(name, s.args, s.kwargs, s.out_names, dtype)
+            s.out_dtypes = dts if dts is not None else s.out_dtypes
+    ordinary = _with_variants(traced, synth, max_samples)
+    return ordinary + probes(name, kind, target, dtype, seed, index, ordinary)
 
 
 def _out_dtypes_via_functional(fname: str, args: tuple, kwargs: dict, n: int) -> tuple | None:
@@ -551,7 +632,7 @@ def describe(s: Sample) -> str:
             return repr(v)
         return repr(v)
 
-    parts = [f(a) for a in s.args] + [f"{k}={f(v)}" for k, v in s.kwargs.items()]
+    parts = [f(a) for a in s.args] + [f"{k}={f(v)}" for k, v in {**s.kwargs, **s.meta.get("outs", {})}.items()]
     return "(" + ", ".join(parts) + ")"
 
 

@@ -10,15 +10,21 @@
  */
 import { DTYPES } from "../backend/types.js";
 
+/** Report order; python/opgen_conformance/checks.py CHECKS is the same list (a test says so). */
 export const CHECKS = [
   "errors",
+  "invalid_inputs",
   "values",
+  "extremes",
   "dtype",
   "shape",
   "device",
+  "device_index",
   "strides",
+  "mutation",
   "inplace",
   "out",
+  "out_nonempty",
   "view",
   "gradients",
   "fallback",

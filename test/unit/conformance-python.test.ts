@@ -1,11 +1,13 @@
 /**
  * Runs the Python runner's own unit tests (python/tests, stdlib unittest) so
- * that `npm test` covers the checks, sample generation, the worker pool's
- * crash/hang isolation and resume on CPU with injected faults.
+ * that `npm test` covers the checks (the fault matrix among them), sample
+ * generation, the worker pool's crash/hang isolation and resume on CPU with
+ * injected faults; and holds the runner's check names to the reports'.
  */
 import path from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
+import { CHECKS } from "../../src/conformance/types.js";
 
 const python = process.env.OPGEN_PYTHON ?? path.resolve(".venv/bin/python");
 
@@ -21,4 +23,16 @@ describe("python/opgen_conformance", () => {
     expect(r.exitCode).toBe(0);
     expect(String(r.all)).toMatch(/\nOK/);
   }, 600_000);
+
+  it("names the same checks as the reports, in the same order", async () => {
+    const r = await execa(
+      python,
+      ["-c", "import json; from opgen_conformance.checks import CHECKS; print(json.dumps(CHECKS))"],
+      {
+        cwd: path.resolve("python"),
+        env: { PYTHONPATH: path.resolve("python") },
+      },
+    );
+    expect(JSON.parse(r.stdout)).toEqual([...CHECKS]);
+  }, 120_000);
 });
