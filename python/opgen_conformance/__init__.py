@@ -5,6 +5,8 @@ PyTorch. Layout:
 
 - ``samples``  -- which inputs each aten overload is called with (OpInfo samples
   traced on CPU with a TorchDispatchMode, plus samples synthesized from the schema)
+- ``probes``   -- samples made for one check each (extreme values, device 1,
+  invalid inputs, non-empty out=), derived from the ordinary ones
 - ``checks``   -- one sample in, one verdict per check out (values, dtype, ...)
 - ``device``   -- how the device under test is reached (a real torch_<device>
   package, or CPU with injected faults for the runner's own tests)
@@ -14,5 +16,16 @@ PyTorch. Layout:
 The TypeScript driver (src/conformance) starts ``python -m opgen_conformance run``
 and turns the JSONL it writes into reports.
 """
+
+import os
+
+# Note [No autoload]: `import torch` loads every device backend installed in
+# this Python (torch's backend autoload: each opgen-made package declares a
+# `torch.backends` entry point). Two PrivateUse1 backends cannot coexist
+# ("multiple backend fallbacks for PrivateUse1"), and the runner tests exactly
+# the package its manifest names, which RealDevice imports. Every entry point
+# (run, worker, rerun, ops-info, ...) imports this package before torch, and
+# the processes it starts inherit the switch.
+os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
 
 PROTOCOL_VERSION = 1

@@ -182,9 +182,6 @@ class Coordinator:
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("OMP_NUM_THREADS", "1")
-        # Load exactly the backend under test (RealDevice imports it), not every
-        # backend installed in this Python: two PrivateUse1 backends cannot coexist.
-        env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
         proc = subprocess.Popen(
             [sys.executable, "-m", "opgen_conformance", "worker", "--config", self.worker_config],
             stdin=subprocess.PIPE,

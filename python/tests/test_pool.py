@@ -161,6 +161,37 @@ class PoolTest(unittest.TestCase):
             for check, (st, _) in rec["checks"].items():
                 self.assertRegex(p.stdout, rf"\n  {check} +{st} ")
 
+    def test_no_installed_backend_is_autoloaded(self):
+        # Note [No autoload]: a backend installed in the interpreter (here one
+        # whose autoload raises, as a second PrivateUse1 backend's does) is not
+        # loaded by any of the runner's processes
+        with tempfile.TemporaryDirectory() as tmp:
+            site = os.path.join(tmp, "site")
+            os.makedirs(os.path.join(site, "otherdev"))
+            os.makedirs(os.path.join(site, "otherdev-1.0.dist-info"))
+            with open(os.path.join(site, "otherdev", "__init__.py"), "w") as f:
+                f.write("def _autoload():\n    raise RuntimeError('multiple backend fallbacks for PrivateUse1')\n")
+            with open(os.path.join(site, "otherdev-1.0.dist-info", "METADATA"), "w") as f:
+                f.write("Metadata-Version: 2.1\nName: otherdev\nVersion: 1.0\n")
+            with open(os.path.join(site, "otherdev-1.0.dist-info", "entry_points.txt"), "w") as f:
+                f.write("[torch.backends]\notherdev = otherdev:_autoload\n")
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join([site, PYDIR]))
+            env.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
+            plain = subprocess.run([sys.executable, "-c", "import torch"], env=env, capture_output=True, text=True)
+            self.assertIn("multiple backend fallbacks", plain.stderr)
+            write_empty_index(os.path.join(tmp, "cache"))
+            cfg = config(tmp, [op("relu")], workers=1)
+            p = subprocess.run(
+                [sys.executable, "-m", "opgen_conformance", "run", "--config", cfg], env=env, capture_output=True, text=True, timeout=300
+            )
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            samples = [r for r in records(os.path.join(tmp, "results.jsonl")) if r["kind"] == "sample"]
+            self.assertTrue(samples and all(st == "pass" for r in samples for st, _ in r["checks"].values()))
+            p = subprocess.run(
+                [sys.executable, "-m", "opgen_conformance", "ops-info"], input="relu", env=env, capture_output=True, text=True, timeout=300
+            )
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+
     def test_resume_refuses_other_settings(self):
         with tempfile.TemporaryDirectory() as tmp:
             write_empty_index(os.path.join(tmp, "cache"))
