@@ -55,14 +55,13 @@ at::Tensor binary(const at::Tensor& a, const at::Tensor& b, refkBinaryOp op, Rul
   }
   kernel_dtype(compute, name);
   const auto shape = at::infer_size(a.sizes(), b.sizes());
-  // Note [Reduced-precision scalars]: ATen's CPU add/sub/mul/div keep a
+  // Note [Reduced-precision scalars]: ATen's CPU mul and true division keep a
   // scalar operand of a float16/bfloat16 op in float (its opmath) instead of
-  // rounding it to the tensor's dtype; computing in float32 and rounding the
-  // result once gives the same numbers.
+  // rounding it to the tensor's dtype (add and sub round it); computing in
+  // float32 and rounding the result once gives the same numbers.
   const bool scalar_operand = (a.device().is_cpu() && a.dim() == 0) || (b.device().is_cpu() && b.dim() == 0);
   const bool opmath_scalar = scalar_operand && (compute == c10::kHalf || compute == c10::kBFloat16) &&
-                             (op == refkAdd || op == refkSub || op == refkMul || op == refkDiv ||
-                              op == refkDivTrunc || op == refkDivFloor);
+                             (op == refkMul || op == refkDiv);
   const c10::ScalarType kernel_compute = opmath_scalar ? c10::kFloat : compute;
   const at::Tensor x = to_dtype(a, kernel_compute, device, name);
   const at::Tensor y = to_dtype(b, kernel_compute, device, name);

@@ -151,9 +151,11 @@ refkStatus unary_typed(int threads, refkUnaryOp op, const refkTensor& out, const
         case refkSigmoid: return same([one](V x) { return one / (one + std::exp(-x)); });
         case refkSilu: return same([one](V x) { return x / (one + std::exp(-x)); });
         case refkGeluNone:
-          // ATen's erf-based gelu gives NaN at both infinities; so do we.
+          // As ATen's vectorized float kernels: +inf gives NaN, except in double.
           return same([](V x) {
-            if (std::isinf(x)) return std::numeric_limits<V>::quiet_NaN();
+            if (!std::is_same_v<T, double> && x == std::numeric_limits<V>::infinity()) {
+              return std::numeric_limits<V>::quiet_NaN();
+            }
             return V(0.5) * x * (V(1) + std::erf(x * V(0.70710678118654752440)));
           });
         case refkGeluTanh:

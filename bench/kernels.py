@@ -1,0 +1,60 @@
+"""Reference CPU kernels vs eager CPU, side by side in one process at the same
+thread count: median time of each op on the device and on CPU, and the ratio
+(device / CPU; lower is better, 1.0 = as fast as eager).
+
+  PYTHONPATH=<site of a built backend> python bench/kernels.py --device <name> [--threads 2] [--runs 15]
+
+The device's ops run on its own kernels (the script fails if one falls back).
+"""
+
+import argparse
+import statistics
+import time
+
+import torch
+
+
+def timed(fn, runs):
+    fn()  # warm up: allocations, thread pool
+    samples = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", required=True)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=15)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    pkg = __import__(f"torch_{args.device}")
+    g = torch.Generator().manual_seed(0)
+    big = torch.randn(16 * 1024 * 1024, generator=g)
+    big2 = torch.randn(16 * 1024 * 1024, generator=g)
+    sq = torch.randn(4096, 4096, generator=g)
+    row = torch.randn(4096, generator=g)
+    cases = [
+        ("add 16M f32", lambda t: t[0] + t[1], (big, big2)),
+        ("mul 16M f32", lambda t: t[0] * t[1], (big, big2)),
+        ("relu 16M f32", lambda t: torch.relu(t[0]), (big,)),
+        ("add 4096x4096 + 4096 (broadcast)", lambda t: t[0] + t[1], (sq, row)),
+        ("sum dim=1 4096x4096 f32", lambda t: t[0].sum(1), (sq,)),
+        ("sum dim=0 4096x4096 f32", lambda t: t[0].sum(0), (sq,)),
+    ]
+    print(f"threads={args.threads} runs={args.runs} (median)")
+    print(f"{'case':36s} {'device ms':>10s} {'cpu ms':>10s} {'ratio':>7s}")
+    for name, fn, inputs in cases:
+        dev_inputs = tuple(x.to(args.device) for x in inputs)
+        pkg.reset_fallback_counts()
+        d = timed(lambda: fn(dev_inputs), args.runs)
+        assert pkg.fallback_counts() == {}, f"{name} fell back to CPU: {pkg.fallback_counts()}"
+        c = timed(lambda: fn(inputs), args.runs)
+        print(f"{name:36s} {d * 1e3:10.2f} {c * 1e3:10.2f} {d / c:7.2f}")
+
+
+if __name__ == "__main__":
+    main()
