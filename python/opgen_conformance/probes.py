@@ -6,7 +6,8 @@ not empty. Each probe is a sample made for one check (``Sample.check``) and
 derived from an ordinary sample of the task, its base:
 
   extremes        NaN, +-inf, -0.0, the dtype's min/max and subnormals: OpInfo's
-                  extremal-value samples (elementwise ufuncs, floating dtypes)
+                  extremal-value samples (the op's own elementwise ufunc OpInfo,
+                  floating dtypes)
                   and a grid of our own that pairs every extreme value with
                   every other; pointwise overloads only (Note [Extremes only
                   where pointwise])
@@ -16,7 +17,7 @@ derived from an ordinary sample of the task, its base:
   out_nonempty    out= overloads: the base into a wrongly shaped non-empty out
                   (eager resizes it) and into a non-contiguous out
 
-A task gets at most 3 + 1 + 2 + 2 probes, appended after its ordinary samples
+A task gets at most 2 + 1 + 2 + 2 probes, appended after its ordinary samples
 in a fixed order, so Note [Sample determinism] names them like any sample.
 Bases and invalid inputs are chosen by running them on CPU here, once; a probe
 is judged only where the device gets its base right (Note [One fault, one
@@ -33,14 +34,17 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .samples import Sample, as_kind, clone_tree, resolve_overload, trace_calls
 
-MAX_OPINFO_EXTREMES = 2
 
 
 def probes(
     name: str, kind: str, target: str, dtype: torch.dtype, seed: int, index: dict, ordinary: list[Sample]
 ) -> list[Sample]:
     op = resolve_overload(name)
-    accepted = [(s, outs) for s in ordinary for ok, outs in [_cpu_run(op, s)] if ok]
+    accepted = []  # the ordinary samples eager CPU accepts, with their out tensors after the call
+    for s in ordinary:
+        ok, outs = _cpu_run(op, s)
+        if ok:
+            accepted.append((s, outs))
     if not accepted:
         return []
     base = accepted[0][0]
@@ -66,9 +70,9 @@ def _probe(base: Sample, check: str, suffix: str, args: tuple, kwargs: dict, **m
     )
 
 
-def _cpu_run(op: torch._ops.OpOverload, s: Sample, outs: dict | None = None) -> tuple[bool, dict]:
+def _cpu_run(op: torch._ops.OpOverload, s: Sample) -> tuple[bool, dict]:
     """Does eager CPU accept the sample? With its out tensors after the call."""
-    o = clone_tree(outs) if outs is not None else {n: torch.empty(0, dtype=d) for n, d in zip(s.out_names, s.out_dtypes)}
+    o = {n: torch.empty(0, dtype=d) for n, d in zip(s.out_names, s.out_dtypes)}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -101,7 +105,9 @@ def extreme_values(dtype: torch.dtype) -> list:
 def _opinfo_extremal(op: Any, dtype: torch.dtype) -> Iterator[Any]:
     """OpInfo's extremal-value samples (its reference_inputs end with them);
     called directly, not through reference_inputs, whose hundreds of ordinary
-    inputs come first."""
+    inputs come first. The first pairs +-inf and NaN with each other; the
+    second, NaNs through two 128 x 128 tensors, costs more than all other
+    probes together and shows nothing the grid does not."""
     from torch.testing._internal.opinfo import core
 
     if isinstance(op, core.BinaryUfuncInfo):
@@ -136,7 +142,7 @@ def _extremes(
         return []
     found: list[Sample] = []
     if dtype.is_floating_point:
-        calls = trace_calls(index, target, dtype, seed, 2, MAX_OPINFO_EXTREMES, _opinfo_extremal, "opinfo-extremal")
+        calls = trace_calls(index, target, dtype, seed, 1, 1, _opinfo_extremal, "opinfo-extremal", own=True)
         for src, a, k in calls:
             s = as_kind(name, kind, target, src, a, k, dtype)
             if s is not None and _cpu_run(op, s)[0]:
@@ -192,10 +198,11 @@ def _map_tensors(tree: Any, f: Callable[[torch.Tensor], torch.Tensor]) -> Any:
 
 def _opinfo_errors(op: Any, dtype: torch.dtype) -> Iterator[Any]:
     """The inputs of an OpInfo's error_inputs (most raise before reaching aten
-    and are not traced; those that reach it are)."""
+    and are not traced; those that reach it are), seeded once by trace_calls
+    instead of before each input."""
     if op.error_inputs_func is None:
         return
-    for e in op.error_inputs("cpu"):
+    for e in op.error_inputs("cpu", set_seed=False):
         yield e.sample_input
 
 
@@ -209,10 +216,11 @@ def _invalid(
     index: dict,
     base: Sample,
 ) -> list[Sample]:
-    """At most one of OpInfo's error inputs that eager CPU refuses, and the
-    first of _broken's variants of the base that it refuses."""
+    """At most one of the error inputs of the OpInfos named like the overload
+    that eager CPU refuses, and the first of _broken's variants of the base
+    that it refuses."""
     found: list[Sample] = []
-    for src, a, k in trace_calls(index, target, dtype, seed, 16, 4, _opinfo_errors, "opinfo-error"):
+    for src, a, k in trace_calls(index, target, dtype, seed, 16, 4, _opinfo_errors, "opinfo-error", own=True):
         s = as_kind(name, kind, target, src, a, k, dtype, invalid=True)
         if s is not None and not _cpu_run(op, s)[0]:
             found.append(Sample(s.args, s.kwargs, s.source, s.out_names, s.out_dtypes, "invalid_inputs", {"base": base}))

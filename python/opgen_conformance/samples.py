@@ -57,6 +57,13 @@ def derive_seed(*parts: object) -> int:
     return zlib.crc32("|".join(str(p) for p in parts).encode()) & 0x7FFFFFFF
 
 
+def seed_cpu(seed: int) -> None:
+    """torch.manual_seed for CPU alone, which is where samples are made: the
+    full one also seeds every other device type, lazily, capturing a Python
+    traceback for each (~0.6 ms a call, thousands of calls a run)."""
+    torch.random.default_generator.manual_seed(seed)
+
+
 def resolve_overload(name: str) -> torch._ops.OpOverload:
     """``add.Tensor`` -> torch.ops.aten.add.Tensor; ``relu`` -> ...relu.default."""
     base, _, overload = name.partition(".")
@@ -418,12 +425,14 @@ def trace_calls(
     limit: int,
     inputs: Callable[[Any, torch.dtype], Iterable[Any]] = opinfo_inputs,
     what: str = "opinfo",
+    own: bool = False,
 ) -> Iterator[tuple[str, tuple, dict]]:
-    """Calls of `wanted` made by the OpInfos that reach it, run on the inputs
-    `inputs` gives each OpInfo (its samples, unless told otherwise), as
-    (source, args, kwargs); `what` names the source and seeds the generators."""
+    """Calls of `wanted` made by the OpInfos that reach it (`own`: only those
+    named like it), run on the inputs `inputs` gives each OpInfo (its
+    samples, unless told otherwise), as (source, args, kwargs); `what` names
+    the source and seeds the generators."""
     dname = DTYPE_NAMES.get(dtype, str(dtype))
-    keys = _rank_opinfos(wanted, index.get("reach", {}).get(wanted, []))
+    keys = _rank_opinfos(wanted, index.get("reach", {}).get(wanted, []), own)
     per_key = max(2, limit // 2)
     db = None
     for key in keys:
@@ -434,7 +443,7 @@ def trace_calls(
         op = db.get(key)
         if op is None:
             continue
-        torch.manual_seed(derive_seed(seed, wanted, dname, key) if what == "opinfo" else derive_seed(seed, wanted, dname, key, what))
+        seed_cpu(derive_seed(seed, wanted, dname, key) if what == "opinfo" else derive_seed(seed, wanted, dname, key, what))
         try:
             for i, s in enumerate(inputs(op, dtype)):
                 if i >= per_opinfo:
@@ -459,8 +468,9 @@ def trace_calls(
             continue
 
 
-def _rank_opinfos(wanted: str, keys: list[str]) -> list[str]:
-    """OpInfos named like the overload first (``add`` for ``add.Tensor``), then the rest."""
+def _rank_opinfos(wanted: str, keys: list[str], own: bool = False) -> list[str]:
+    """OpInfos named like the overload first (``add`` for ``add.Tensor``), then
+    the rest (unless `own`: only those)."""
     base = wanted.partition(".")[0].rstrip("_").lstrip("_")
 
     def rank(key: str) -> tuple[int, str]:
@@ -472,7 +482,7 @@ def _rank_opinfos(wanted: str, keys: list[str]) -> list[str]:
             return (1, key)
         return (2, key)
 
-    return sorted(keys, key=rank)
+    return sorted((k for k in keys if not own or rank(k)[0] < 2), key=rank)
 
 
 def _has_dtype(tree: Any, dtype: torch.dtype) -> bool:
@@ -579,7 +589,7 @@ def sample_list(
                 traced.append(s)
             if len(traced) >= max_samples:
                 break
-    torch.manual_seed(derive_seed(seed, name, DTYPE_NAMES.get(dtype, dtype), "schema"))
+    seed_cpu(derive_seed(seed, name, DTYPE_NAMES.get(dtype, dtype), "schema"))
     synth = synthesize(name, dtype)
     for s in synth:
         if kind == "out" and s.out_names:

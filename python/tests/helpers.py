@@ -10,6 +10,7 @@ from opgen_conformance.samples import INDEX_VERSION
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAULTS = os.path.join(HERE, "fixtures", "faults.py")
+CORRECT = os.path.join(HERE, "fixtures", "correct.py")
 
 
 def empty_index() -> dict:

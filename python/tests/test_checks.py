@@ -6,9 +6,9 @@ import torch
 
 from opgen_conformance.checks import Runner, tolerance
 from opgen_conformance.device import FaultDevice
-from opgen_conformance.samples import Sample
+from opgen_conformance.samples import Sample, sample_list
 
-from .helpers import FAULTS
+from .helpers import CORRECT, FAULTS, empty_index
 
 
 def t(*shape, dtype=torch.float32):
@@ -141,6 +141,40 @@ class ChecksTest(unittest.TestCase):
         self.assertEqual(fallback_verdict("add_.Tensor", {"aten::add.out": 2})[0], "fail")
         self.assertEqual(fallback_verdict("addmm", {"aten::mm": 1}), ("warn", "called operators that ran on the CPU fallback: aten::mm x1"))
         self.assertEqual(fallback_verdict("relu", {"aten::relu": 0}), ("pass", ""))
+
+    def test_invalid_inputs_accept_a_subclass_of_eagers_exception(self):
+        # eager: RuntimeError from its out dtype check; the kernel: NotImplementedError for the float input
+        a, b = torch.arange(12).reshape(3, 4), torch.arange(12).reshape(3, 4)
+        base = Sample((a, b), {}, "x", out_names=("out",), out_dtypes=(torch.int64,))
+        probe = Sample((a, b.float()), {}, "x~dtype", ("out",), (torch.int64,), "invalid_inputs", {"base": base})
+        runner = Runner("bitwise_and.Tensor_out", "out", False, torch.int64, FaultDevice(CORRECT))
+        self.assertEqual(runner.run(probe), {"invalid_inputs": ("pass", "")})
+        # not the other way round: code catching eager's NotImplementedError misses a RuntimeError
+        dev = FaultDevice(None)
+        dev.faults["bitwise_and.Tensor"] = lambda f, a, k: (_ for _ in ()).throw(RuntimeError("no"))
+        probe = Sample((a, b.float()), {}, "x~dtype", check="invalid_inputs", meta={"base": Sample((a, b), {}, "x")})
+        runner = Runner("bitwise_and.Tensor", "functional", False, torch.int64, dev)
+        self.assertEqual(runner.run(probe)["invalid_inputs"][0], "skip")  # the device raises on the base too
+        dev.faults["bitwise_and.Tensor"] = lambda f, a, k: f(*a, **k) if not a[1].is_floating_point() else (_ for _ in ()).throw(RuntimeError("no"))
+        status, msg = Runner("bitwise_and.Tensor", "functional", False, torch.int64, dev).run(probe)["invalid_inputs"]
+        self.assertEqual(status, "fail")
+        self.assertIn("raised RuntimeError: no; CPU raises NotImplementedError", msg)
+
+    def test_out_nonempty_needs_eager_to_agree_with_itself(self):
+        # eager's gelu.out leaves a non-contiguous out unwritten; a device that writes it is not wrong
+        real = torch.ops.aten.sub.out
+
+        def eager(*args, out):
+            return out if not out.is_contiguous() else real(*args, out=out)
+
+        dev = FaultDevice(None)
+        dev.faults["sub.out"] = lambda f, a, k: real(*a, **k)
+        runner = Runner("sub.out", "out", False, torch.float32, dev)
+        runner.op = eager
+        probes = [s for s in sample_list("sub.out", "out", torch.float32, 0, empty_index(), 3) if s.check == "out_nonempty"]
+        verdicts = {s.meta["layout"]: runner.run(s)["out_nonempty"] for s in probes}
+        self.assertEqual(verdicts["wrong-shape"], ("pass", ""))
+        self.assertEqual(verdicts["noncontig"], ("skip", "eager CPU writes a non-contiguous out other than an empty one: no reference"))
 
     def test_tolerance_overrides(self):
         self.assertEqual(tolerance("add.Tensor", torch.float16, []), (1e-3, 1e-5))
