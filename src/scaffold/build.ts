@@ -148,11 +148,17 @@ async function withoutBackendAutoload<T>(fn: () => Promise<T>): Promise<T> {
  * library links even when a kernel that backend.yaml lists was never
  * defined; the loader is where that shows, so we look and name the kernel.
  */
-async function importCheck(pkg: string, python: string, env: Record<string, string>, target?: string): Promise<void> {
-  const checkEnv = { ...env };
-  // The check loads the package the way users do: through torch's autoload too.
-  if (process.env.TORCH_DEVICE_BACKEND_AUTOLOAD === undefined) delete checkEnv.TORCH_DEVICE_BACKEND_AUTOLOAD;
-  else checkEnv.TORCH_DEVICE_BACKEND_AUTOLOAD = process.env.TORCH_DEVICE_BACKEND_AUTOLOAD;
+export async function importCheck(
+  pkg: string,
+  python: string,
+  env: Record<string, string>,
+  target?: string,
+): Promise<void> {
+  // The package is imported explicitly, with torch's autoload off: another
+  // opgen-made backend installed in the same interpreter would otherwise be
+  // autoloaded too and abort the check ("multiple backend fallbacks for
+  // PrivateUse1"). That the package autoloads is tested by its own tests.
+  const checkEnv: Record<string, string> = { ...env, TORCH_DEVICE_BACKEND_AUTOLOAD: "0" };
   if (target) checkEnv.PYTHONPATH = [path.resolve(target), env.PYTHONPATH].filter(Boolean).join(path.delimiter);
   const r = await execa(python, ["-c", `import ${pkg}._C`], {
     cwd: tmpdir(), // not the project: its source package would shadow the installed one
@@ -167,7 +173,7 @@ async function importCheck(pkg: string, python: string, env: Record<string, stri
     const demangled = await execa("c++filt", [sym], { reject: false });
     const name = demangled.exitCode === 0 ? demangled.stdout.trim() : sym;
     throw new UserError(
-      `${pkg} was built but cannot be loaded: ${name} is declared (backend.yaml lists the operator) but not defined; define it in a file under csrc/kernels/ (\`opgen-backend gen backend.yaml --stubs csrc/kernels\` writes a skeleton)`,
+      `${pkg} was built but cannot be loaded: ${name} is declared (backend.yaml lists the operator) but not defined; define it in a source file under csrc/ (\`opgen-backend gen backend.yaml --stubs <dir>\` writes a skeleton)`,
     );
   }
   // Python prints chained exceptions cause first: keep every exception line.

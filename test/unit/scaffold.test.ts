@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
+import { importCheck } from "../../src/scaffold/build.js";
 import {
   init,
   initNameProblem,
@@ -276,4 +277,35 @@ describe("VERSION", () => {
     };
     expect(VERSION).toBe(pkg.version);
   });
+});
+
+describe("build's post-install import check", () => {
+  it("does not autoload other installed backends (issue: 'multiple backend fallbacks for PrivateUse1')", async () => {
+    const python = process.env.OPGEN_PYTHON ?? path.resolve(".venv/bin/python");
+    const site = mkdtempSync(path.join(tmpdir(), "opgen-import-check-"));
+    try {
+      // Another backend whose autoload aborts, as a second PrivateUse1 backend does.
+      mkdirSync(path.join(site, "otherdev"));
+      mkdirSync(path.join(site, "otherdev-1.0.dist-info"));
+      writeFileSync(
+        path.join(site, "otherdev", "__init__.py"),
+        "def _autoload():\n    raise RuntimeError('multiple backend fallbacks for PrivateUse1')\n",
+      );
+      writeFileSync(
+        path.join(site, "otherdev-1.0.dist-info", "METADATA"),
+        "Metadata-Version: 2.1\nName: otherdev\nVersion: 1.0\n",
+      );
+      writeFileSync(
+        path.join(site, "otherdev-1.0.dist-info", "entry_points.txt"),
+        "[torch.backends]\notherdev = otherdev:_autoload\n",
+      );
+      // The package just built: importable, with its extension module.
+      mkdirSync(path.join(site, "torch_mine"));
+      writeFileSync(path.join(site, "torch_mine", "__init__.py"), "import torch\n");
+      writeFileSync(path.join(site, "torch_mine", "_C.py"), "");
+      await expect(importCheck("torch_mine", python, {}, site)).resolves.toBeUndefined();
+    } finally {
+      rmSync(site, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -255,8 +255,10 @@ at::Tensor cumsum(const at::Tensor& self, int64_t dim, std::optional<at::ScalarT
 // In place, the sum keeps self's dtype unless one is asked for (a bool
 // tensor sums as bool), which the functional cumsum's int64 result cannot.
 at::Tensor& cumsum_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
-  TORCH_CHECK_NOT_IMPLEMENTED(dtype.value_or(self.scalar_type()) != c10::kBool,
-                              "\"cumsum_out_cpu\" not implemented for 'Bool'");
+  TORCH_CHECK(!dtype || *dtype == self.scalar_type(), "Bad in-place call: input tensor dtype ", self.dtype(),
+              " and output tensor dtype ", c10::scalarTypeToTypeMeta(*dtype), " should match");
+  if (self.numel() == 0) return self;
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool, "\"cumsum_out_cpu\" not implemented for 'Bool'");
   const at::Tensor r = cumsum(self, dim, dtype.value_or(self.scalar_type()));
   copy_into(self, r, "cumsum_");
   return self;

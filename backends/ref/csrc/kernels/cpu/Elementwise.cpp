@@ -156,7 +156,11 @@ refkStatus unary_typed(int threads, refkUnaryOp op, const refkTensor& out, const
             if (!std::is_same_v<T, double> && x == std::numeric_limits<V>::infinity()) {
               return std::numeric_limits<V>::quiet_NaN();
             }
-            return V(0.5) * x * (V(1) + std::erf(x * V(0.70710678118654752440)));
+            // ATen's vectorized float order, x * (1 + erf) * 0.5, overflows near the
+            // dtype's max; its double kernel scales first.
+            const V e = V(1) + std::erf(x * V(0.70710678118654752440));
+            if constexpr (std::is_same_v<T, double>) return V(0.5) * x * e;
+            return x * e * V(0.5);
           });
         case refkGeluTanh:
           return same([](V x) {
