@@ -257,7 +257,9 @@ at::Tensor cumsum(const at::Tensor& self, int64_t dim, std::optional<at::ScalarT
 at::Tensor& cumsum_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
   TORCH_CHECK(!dtype || *dtype == self.scalar_type(), "Bad in-place call: input tensor dtype ", self.dtype(),
               " and output tensor dtype ", c10::scalarTypeToTypeMeta(*dtype), " should match");
-  if (self.numel() == 0) return self;
+  at::maybe_wrap_dim(dim, self.dim());
+  // Empty and 0-dim tensors are their own cumulative sum, for any dtype.
+  if (self.numel() == 0 || self.dim() == 0) return self;
   TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool, "\"cumsum_out_cpu\" not implemented for 'Bool'");
   const at::Tensor r = cumsum(self, dim, dtype.value_or(self.scalar_type()));
   copy_into(self, r, "cumsum_");
