@@ -35,19 +35,28 @@ struct Reducer {
     }
     return A(0);
   }
-  static A step(A acc, opmath_t<T> x) {
-    if constexpr (OP == refkSum || OP == refkMean) return acc + A(x);
+  // Note [Two-level sums]: float sums run in float lanes over chunks of a
+  // few thousand elements (four floats per SIMD op instead of two doubles),
+  // and the chunk totals accumulate in double: as accurate as ATen's cascade
+  // sum at its speed.
+  using L = std::conditional_t<(OP == refkSum || OP == refkMean || OP == refkNansum) && is_floating_v<T> &&
+                                   !std::is_same_v<T, double>,
+                               float, A>;
+  template <class X>
+  static X step(X acc, opmath_t<T> x) {
+    if constexpr (OP == refkSum || OP == refkMean) return acc + X(x);
     if constexpr (OP == refkNansum) {
-      if constexpr (is_floating_v<T>) return x != x ? acc : acc + A(x);
-      else return acc + A(x);
+      if constexpr (is_floating_v<T>) return x != x ? acc : acc + X(x);
+      else return acc + X(x);
     }
-    if constexpr (OP == refkProd) return acc * A(x);
+    if constexpr (OP == refkProd) return acc * X(x);
     if constexpr (OP == refkAny) return acc || (x != opmath_t<T>(0));
     if constexpr (OP == refkAll) return acc && (x != opmath_t<T>(0));
-    if constexpr (OP == refkAmax || OP == refkAmin) return combine(acc, A(x));
+    if constexpr (OP == refkAmax || OP == refkAmin) return combine(acc, X(x));
     return acc;
   }
-  static A combine(A a, A b) {
+  template <class X>
+  static X combine(X a, X b) {
     if constexpr (OP == refkProd) return a * b;
     if constexpr (OP == refkAny) return a || b;
     if constexpr (OP == refkAll) return a && b;
@@ -158,15 +167,22 @@ void reduce_typed(int threads, const refkTensor& out, const refkTensor& in, int 
     const int64_t blocks = (n + kBlock - 1) / kBlock;
     parallel_for(rows * blocks, std::max<int64_t>(1, kGrain / std::max<int64_t>(K * kBlock, 1)), threads,
                  [&](int64_t b0, int64_t b1) {
+                   using L = typename R::L;
+                   constexpr int64_t kRowChunk = 256;
                    A acc[kBlock];
+                   L part[kBlock];
                    for (int64_t b = b0; b < b1; ++b) {
                      const int64_t row = b / blocks, j0 = (b % blocks) * kBlock, len = std::min(kBlock, n - j0);
                      const int64_t in_row = offset_of(row, s.kept - 1, s.kept_sizes, s.kept_in);
                      const int64_t out_row = offset_of(row, s.kept - 1, s.kept_sizes, s.kept_out);
                      for (int64_t j = 0; j < len; ++j) acc[j] = R::init();
-                     for (int64_t k = 0; k < K; ++k) {
-                       const T* p = reinterpret_cast<const T*>(base + in_row + k * s.red_in[0]) + j0;
-                       for (int64_t j = 0; j < len; ++j) acc[j] = R::step(acc[j], load(p[j]));
+                     for (int64_t k0 = 0; k0 < K; k0 += kRowChunk) {
+                       for (int64_t j = 0; j < len; ++j) part[j] = L(R::init());
+                       for (int64_t k = k0; k < std::min(K, k0 + kRowChunk); ++k) {
+                         const T* p = reinterpret_cast<const T*>(base + in_row + k * s.red_in[0]) + j0;
+                         for (int64_t j = 0; j < len; ++j) part[j] = R::step(part[j], load(p[j]));
+                       }
+                       for (int64_t j = 0; j < len; ++j) acc[j] = R::combine(acc[j], A(part[j]));
                      }
                      for (int64_t j = 0; j < len; ++j) {
                        finish(acc[j], obase + out_row + (j0 + j) * s.kept_out[s.kept - 1], 0);
@@ -181,15 +197,24 @@ void reduce_typed(int threads, const refkTensor& out, const refkTensor& in, int 
       A acc = Step::init();
       if (inner) {
         const T* p = reinterpret_cast<const T*>(base + m_in);
-        constexpr int kLanes = 8;
-        A lanes[kLanes];
-        for (auto& l : lanes) l = Step::init();
-        int64_t k = 0;
-        for (; k + kLanes <= K; k += kLanes) {
-          for (int l = 0; l < kLanes; ++l) lanes[l] = Step::step(lanes[l], load(p[k + l]));
+        // Note [Two-level sums]; for the other reductions L is A.
+        using L = typename Step::L;
+        constexpr int kLanes = 16;
+        constexpr int64_t kChunk = 4096;
+        for (int64_t k0 = 0; k0 < K; k0 += kChunk) {
+          const int64_t k1 = std::min(K, k0 + kChunk);
+          L lanes[kLanes];
+          for (auto& l : lanes) l = L(Step::init());
+          int64_t k = k0;
+          for (; k + kLanes <= k1; k += kLanes) {
+            for (int l = 0; l < kLanes; ++l) lanes[l] = Step::step(lanes[l], load(p[k + l]));
+          }
+          for (; k < k1; ++k) lanes[0] = Step::step(lanes[0], load(p[k]));
+          for (int w = kLanes / 2; w > 0; w /= 2) {
+            for (int l = 0; l < w; ++l) lanes[l] = Step::combine(lanes[l], lanes[l + w]);
+          }
+          acc = Step::combine(acc, A(lanes[0]));
         }
-        for (; k < K; ++k) acc = Step::step(acc, load(p[k]));
-        for (auto& l : lanes) acc = Step::combine(acc, l);
       } else {
         for (int64_t k = 0; k < K; ++k) {
           acc = Step::step(acc, load(*reinterpret_cast<const T*>(base + m_in + offset_of(k, s.red, s.red_sizes, s.red_in))));
