@@ -165,7 +165,7 @@ describe("init: rendered project", () => {
       "csrc/driver/RefDriver.h",
       "csrc/driver/cpu/Driver.cpp",
       "csrc/kernels/RefKernels.h",
-      "csrc/kernels/cpu/Elementwise.cpp",
+      "csrc/kernels/cpu/Binary.cpp",
       "csrc/aten/Glue.h",
       "csrc/aten/Binary.cpp",
       "conformance-expectations.yaml",

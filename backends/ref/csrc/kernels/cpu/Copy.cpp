@@ -1,0 +1,129 @@
+// Copies, casts, fills, where and clamp of the CPU reference library: the
+// kernels that move or select values rather than compute new ones.
+#include "kernels/cpu/Common.h"
+
+namespace refk {
+namespace {
+
+template <class T>
+using C = opmath_t<T>;
+
+template <class T>
+refkStatus copy_from(int threads, const refkTensor& dst, const refkTensor& src) {
+  const refkTensor* ops[2] = {&dst, &src};
+  const Loop<2> loop(ops);
+  return dispatch(dst.dtype, [&](auto tag) -> refkStatus {
+    using D = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<D, T>) {
+      loop.run(threads, [&](char* const* p, const int64_t* s, int64_t n) {
+        if (s[0] == static_cast<int64_t>(sizeof(T)) && s[1] == static_cast<int64_t>(sizeof(T))) {
+          std::memcpy(p[0], p[1], static_cast<size_t>(n) * sizeof(T));
+          return;
+        }
+        for (int64_t i = 0; i < n; ++i) std::memcpy(p[0] + i * s[0], p[1] + i * s[1], sizeof(T));
+      });
+    } else {
+      typed_rows<D, T, 1>(loop, threads, [](C<T> v) { return v; });
+    }
+    return refkSuccess;
+  });
+}
+
+}  // namespace
+}  // namespace refk
+
+using namespace refk;
+
+extern "C" {
+
+refkStatus refkCopy(const refkContext* ctx, const refkTensor* dst, const refkTensor* src) {
+  return guarded("copy", [&] {
+    if (auto s = check_shapes("copy", {dst, src})) return s;
+    const Access access({dst, src});
+    return dispatch(src->dtype, [&](auto tag) { return copy_from<typename decltype(tag)::type>(ctx->num_threads, *dst, *src); });
+  });
+}
+
+refkStatus refkFill(const refkContext* ctx, const refkTensor* dst, refkScalar value) {
+  return guarded("fill", [&] {
+    const Access access({dst});
+    const refkTensor* ops[1] = {dst};
+    const Loop<1> loop(ops);
+    return dispatch(dst->dtype, [&](auto tag) -> refkStatus {
+      using T = typename decltype(tag)::type;
+      T v;
+      if constexpr (is_floating_v<T>) {
+        v = store<T>(value.f);
+      } else if constexpr (std::is_same_v<T, bool>) {
+        v = value.i != 0 || value.f != 0;
+      } else {
+        v = static_cast<T>(value.i);
+      }
+      loop.run(ctx->num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
+        if (s[0] == static_cast<int64_t>(sizeof(T))) {
+          T* o = reinterpret_cast<T*>(p[0]);
+          for (int64_t i = 0; i < n; ++i) o[i] = v;
+          return;
+        }
+        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
+      });
+      return refkSuccess;
+    });
+  });
+}
+
+refkStatus refkWhere(const refkContext* ctx, const refkTensor* out, const refkTensor* cond, const refkTensor* a,
+                     const refkTensor* b) {
+  return guarded("where", [&] {
+    if (auto s = check_shapes("where", {out, cond, a, b})) return s;
+    if (cond->dtype != refkBool || a->dtype != out->dtype || b->dtype != out->dtype) {
+      return fail(refkErrorInvalidValue, "where: bool condition and one value dtype expected");
+    }
+    const Access access({out, cond, a, b});
+    const refkTensor* ops[4] = {out, cond, a, b};
+    const Loop<4> loop(ops);
+    return dispatch(out->dtype, [&](auto tag) -> refkStatus {
+      using T = typename decltype(tag)::type;
+      loop.run(ctx->num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          const bool c = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
+          *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const T*>(p[c ? 2 : 3] + i * s[c ? 2 : 3]);
+        }
+      });
+      return refkSuccess;
+    });
+  });
+}
+
+refkStatus refkClamp(const refkContext* ctx, const refkTensor* out, const refkTensor* in, const refkTensor* lo,
+                     const refkTensor* hi) {
+  return guarded("clamp", [&] {
+    const bool has_lo = lo->data != nullptr, has_hi = hi->data != nullptr;
+    // An absent bound reads the input again (never selected).
+    const refkTensor* l = has_lo ? lo : in;
+    const refkTensor* h = has_hi ? hi : in;
+    if (auto s = check_shapes("clamp", {out, in, l, h})) return s;
+    if (in->dtype != out->dtype || l->dtype != out->dtype || h->dtype != out->dtype) {
+      return fail(refkErrorInvalidValue, "clamp: operands must share the output's dtype");
+    }
+    const Access access({out, in, l, h});
+    const refkTensor* ops[4] = {out, in, l, h};
+    const Loop<4> loop(ops);
+    return dispatch(out->dtype, [&](auto tag) -> refkStatus {
+      using T = typename decltype(tag)::type;
+      typed_rows<T, T, 3>(loop, ctx->num_threads, [has_lo, has_hi](C<T> x, C<T> a, C<T> b) {
+        if constexpr (is_floating_v<T>) {
+          if (std::isnan(x)) return x;
+          if (has_lo && std::isnan(a)) return a;
+          if (has_hi && std::isnan(b)) return b;
+        }
+        if (has_lo && x < a) x = a;
+        if (has_hi && x > b) x = b;
+        return x;
+      });
+      return refkSuccess;
+    });
+  });
+}
+
+}  // extern "C"
