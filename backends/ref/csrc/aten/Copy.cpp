@@ -4,6 +4,8 @@
 #include "aten/Glue.h"
 #include "runtime/Runtime.h"
 
+#include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/_copy_from.h>
 #include <ATen/ops/empty.h>
@@ -68,6 +70,27 @@ at::Tensor copy(const at::Tensor& self, const at::Tensor& src, bool non_blocking
   const at::Tensor s = src.device() == self.device() ? src : src.to(self.device(), non_blocking);
   copy_into(out, s, "copy");
   return out;
+}
+
+// In place, across any pair of devices: the ATen copy_ that every .to(),
+// .cpu() and storage copy ends in. Device to device is the library's strided
+// cast; anything involving the host goes through the runtime's transfer
+// (_copy_from, the driver). `self` may be a CPU tensor here: the dispatcher
+// picks this kernel when either argument is on the device.
+at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
+  if (self.is_same(src) || self.numel() == 0) return self;
+  TORCH_CHECK(at::infer_size(self.sizes(), src.sizes()) == self.sizes(), "output with shape ", self.sizes(),
+              " doesn't match the broadcast shape ", at::infer_size(self.sizes(), src.sizes()));
+  at::assert_no_internal_overlap(self);
+  at::assert_no_partial_overlap(self, src);
+  const at::Tensor from = src.sizes() == self.sizes() ? src : src.expand(self.sizes());
+  if (self.is_privateuseone() && from.is_privateuseone()) {
+    const c10::DeviceGuard guard(self.device());
+    copy_into(self, from, "copy_");
+  } else {
+    at::_copy_from(from, self, non_blocking);
+  }
+  return self;
 }
 
 }  // namespace opgen_ref
