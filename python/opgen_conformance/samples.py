@@ -377,6 +377,11 @@ def synthesize(name: str, dtype: torch.dtype) -> list[Sample]:
     except Exception:
         return []
     outs = out_arg_names(schema)
+    # Note [Factories name their device]: an operator without tensor
+    # arguments (full, arange, rand) reaches a device only through its
+    # `device` argument, so its samples pass CPU's, which the device run
+    # retargets (clone_tree); left at its default, both runs would be CPU's.
+    factory = not any("Tensor" in str(a.type) for a in schema.arguments if a.name not in outs)
     samples: list[Sample] = []
     for variant in _VARIANTS:
         args: list[Any] = []
@@ -389,6 +394,8 @@ def synthesize(name: str, dtype: torch.dtype) -> list[Sample]:
                 if a.has_default_value():
                     if a.kwarg_only and str(a.type) == "Optional[ScalarType]" and a.name == "dtype":
                         kwargs["dtype"] = dtype
+                    if factory and a.kwarg_only and str(a.type) == "Optional[Device]" and a.name == "device":
+                        kwargs["device"] = torch.device("cpu")
                     continue
                 v = _synth_value(a, variant, dtype, ti)
                 if isinstance(v, torch.Tensor):

@@ -61,6 +61,14 @@ class SamplesTest(unittest.TestCase):
         self.assertFalse(ss[3].args[0].is_contiguous())
         self.assertEqual((ss[4].args[0].shape, ss[4].args[1].shape), (torch.Size([3, 1]), torch.Size([1, 4])))
 
+    def test_factories_name_their_device(self):
+        # the device run retargets a CPU device argument; without one it would run on CPU
+        for name in ("full", "rand", "arange.start_step", "randperm"):
+            for s in synthesize(name, torch.float32):
+                self.assertEqual(s.kwargs.get("device"), torch.device("cpu"), name)
+        for s in synthesize("full_like", torch.float32):
+            self.assertNotIn("device", s.kwargs)
+
     def test_synthesized_dims_in_range(self):
         for s in synthesize("sum.dim_IntList", torch.float32):
             torch.ops.aten.sum.dim_IntList(*s.args, **s.kwargs)
