@@ -9,6 +9,8 @@
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
+#include <cmath>
+
 namespace opgen_ref {
 
 bool has_kernel_dtype(c10::ScalarType t) {
@@ -146,6 +148,26 @@ void copy_into(const at::Tensor& dst, const at::Tensor& src, const char* op) {
 c10::Scalar read_scalar(const at::Tensor& t) {
   TORCH_CHECK(t.numel() == 1, "a Tensor with ", t.numel(), " elements cannot be converted to Scalar");
   return runtime::local_scalar(t);
+}
+
+refkScalar fill_value(const c10::Scalar& value, c10::ScalarType dtype, const char* op) {
+  const auto integral = [](int64_t v) { return refkScalar{static_cast<double>(v), v}; };
+  const auto floating = [](double v) { return refkScalar{v, std::isfinite(v) ? static_cast<int64_t>(v) : 0}; };
+  switch (dtype) {
+    case c10::kBool: return integral(value.toBool() ? 1 : 0);
+    case c10::kByte: return integral(value.toByte());
+    case c10::kChar: return integral(value.toChar());
+    case c10::kShort: return integral(value.toShort());
+    case c10::kInt: return integral(value.toInt());
+    case c10::kLong: return integral(value.toLong());
+    case c10::kHalf: return floating(static_cast<float>(value.toHalf()));
+    case c10::kBFloat16: return floating(static_cast<float>(value.toBFloat16()));
+    case c10::kFloat: return floating(value.toFloat());
+    case c10::kDouble: return floating(value.toDouble());
+    default: break;
+  }
+  kernel_dtype(dtype, op);  // throws
+  return {};
 }
 
 }  // namespace opgen_ref

@@ -65,4 +65,9 @@ void copy_into(const at::Tensor& dst, const at::Tensor& src, const char* op);
 // A host copy of a 1-element device tensor's value (through the driver).
 c10::Scalar read_scalar(const at::Tensor& t);
 
+// `value` as an element of `dtype`, converted as eager's fill_ converts it
+// (Scalar::to<T>: truncating, and refusing values the dtype cannot hold with
+// "value cannot be converted to type ... without overflow").
+refkScalar fill_value(const c10::Scalar& value, c10::ScalarType dtype, const char* op);
+
 }  // namespace opgen_ref

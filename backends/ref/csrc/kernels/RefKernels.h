@@ -171,6 +171,32 @@ refkStatus refkRandom(const refkContext* ctx, refkDistribution dist, const refkT
 refkStatus refkGemm(const refkContext* ctx, const refkTensor* c, const refkTensor* a, const refkTensor* b,
                     refkScalar alpha, refkScalar beta);
 
+// ---- tensor manipulation and random
+// (cat, pad, flip, repeat, the scatters and the views need no call of their
+// own: they are refkCopy/refkFill over descriptors of slices, negative
+// strides and stride-0 dims, Note [Descriptor conventions].)
+
+// out[i] = start + i * step over a 1-d out, computed as ATen's CPU arange
+// does: in double for float32/float64, in float for float16/bfloat16
+// (start.f, step.f), in int64 wrapping to the dtype for integers (start.i,
+// step.i). bool is unsupported.
+refkStatus refkArange(const refkContext* ctx, const refkTensor* out, refkScalar start, refkScalar step);
+
+// A uniformly random permutation of 0 .. n-1 into a 1-d out of any
+// non-bool dtype (n = out's size). Note [Random permutations by sorting
+// keys] in cpu/Random.cpp: element i's 64-bit key comes from counter
+// offset + i / 2 (two words each), and the permutation is the order of
+// (key, i); reserve 2 * n words.
+refkStatus refkRandperm(const refkContext* ctx, const refkTensor* out, uint64_t seed, uint64_t offset);
+
+// Dropout: mask[i] = u_i < keep, out[i] = in[i] * mask[i] * scale (NaN *
+// 0 stays NaN, as ATen's input.mul(mask).mul_(scale)); u_i is refkRandom's
+// uniform word for element i (row-major), so mask equals refkRandom's
+// Bernoulli(keep) fill with the same seed and offset. out and in one
+// floating dtype, mask bool, all of one shape, any strides.
+refkStatus refkDropout(const refkContext* ctx, const refkTensor* out, const refkTensor* mask, const refkTensor* in,
+                       double keep, double scale, uint64_t seed, uint64_t offset);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

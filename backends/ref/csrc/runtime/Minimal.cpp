@@ -15,11 +15,13 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/InferSize.h>
 #include <ATen/TensorUtils.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/from_blob.h>
 #include <c10/core/SymIntArrayRef.h>
 #include <torch/library.h>
 
 #include <algorithm>
+#include <mutex>
 
 namespace opgen_ref::runtime {
 namespace {
@@ -298,8 +300,24 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage", TORCH_FN(set_source_storage));
   m.impl("set_.source_Tensor", TORCH_FN(set_source_tensor));
   m.impl("set_", TORCH_FN(set_empty));
-  m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
   m.impl("zero_", TORCH_FN(zero));
+}
+
+// Note [fill_ yields to a listed fill]: listing the functional fill.Scalar
+// in backend.yaml makes the generated registrations derive fill_.Scalar from
+// it; registering the runtime's fill_ as well would override one with the
+// other (whichever static initializer runs last) and warn at import. So the
+// runtime registers its fill_ only where nothing else did, once the
+// library's static registrations have all run (the module's init).
+void register_deferred_kernels() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const auto op = c10::Dispatcher::singleton().findSchema({"aten::fill_", "Scalar"});
+    if (op.has_value() && op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) return;
+    static auto* lib = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__,
+                                          __LINE__);
+    lib->impl("fill_.Scalar", TORCH_FN(fill_scalar));
+  });
 }
 
 } // namespace opgen_ref::runtime

@@ -14,6 +14,7 @@ namespace py = pybind11;
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   namespace rt = opgen_ref::runtime;
   m.doc() = "device runtime (opgen-backend reference backend)";
+  rt::register_deferred_kernels();
   m.def("_device_count", [] { return static_cast<int>(rt::device_count()); });
   m.def("_current_device", [] { return static_cast<int>(rt::current_device()); });
   m.def("_set_device", [](int i) { rt::set_device(static_cast<c10::DeviceIndex>(i)); });

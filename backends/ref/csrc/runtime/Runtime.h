@@ -55,6 +55,10 @@ c10::Scalar local_scalar(const at::Tensor& t);
 const at::Generator& default_generator(c10::DeviceIndex index);
 at::Generator new_generator(c10::DeviceIndex index);
 
+// ---- registrations that depend on the generated ones (Minimal.cpp) ----
+// Note [fill_ yields to a listed fill]: called once from the module's init.
+void register_deferred_kernels();
+
 // ---- CPU fallback bookkeeping (Fallback.cpp) ----
 std::map<std::string, int64_t> fallback_counts();
 void reset_fallback_counts();

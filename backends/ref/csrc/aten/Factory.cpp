@@ -1,0 +1,131 @@
+// Factories: full, full_like, scalar_tensor, the functional fill and
+// arange.start_step. The glue decides what eager decides -- the dtype a
+// fill value implies, the conversion of the value to that dtype (with its
+// overflow check), arange's length from ATen's own size helper -- and the
+// library fills (refkFill, refkArange).
+#include "aten/Glue.h"
+
+#include <ATen/core/Tensor.h>
+#include <ATen/native/RangeUtils.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <c10/core/DefaultDtype.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/util/Exception.h>
+
+namespace opgen_ref {
+namespace {
+
+at::TensorOptions factory_options(std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                                  std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  return at::TensorOptions().dtype(dtype).layout(layout).device(device).pinned_memory(pin_memory);
+}
+
+// out <- value (already converted with fill_value); out lives on the device.
+at::Tensor filled(at::Tensor out, const refkScalar& value, const char* op) {
+  if (out.numel() == 0) return out;
+  const c10::DeviceGuard guard(out.device());
+  const refkTensor d = describe(out, op);
+  const refkContext ctx = context();
+  check(refkFill(&ctx, &d, value), op);
+  return out;
+}
+
+// A fill whose result was asked for on another device (full_like(x,
+// device='cpu')): made here, then moved, so that only the device computes.
+at::Tensor filled_like(const at::Tensor& self, const at::Scalar& value, const at::TensorOptions& options,
+                       std::optional<at::MemoryFormat> memory_format, const char* op) {
+  const auto dtype = c10::typeMetaToScalarType(options.dtype());
+  const refkScalar v = fill_value(value, dtype, op);
+  if (options.device().is_privateuseone()) {
+    return filled(at::empty_like(self, options, memory_format), v, op);
+  }
+  at::Tensor here = filled(at::empty_like(self, options.device(self.device()), memory_format), v, op);
+  return here.to(options.device());
+}
+
+}  // namespace
+
+at::Tensor full(at::IntArrayRef size, const at::Scalar& fill_value_, std::optional<at::ScalarType> dtype,
+                std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  TORCH_CHECK(layout.value_or(at::kStrided) != at::kSparse, "full(...) is not implemented for sparse layout");
+  // at::native::infer_full_options: the value's kind decides a missing dtype.
+  if (!dtype.has_value()) {
+    if (fill_value_.isBoolean()) {
+      dtype = at::kBool;
+    } else if (fill_value_.isIntegral(/*includeBool=*/false)) {
+      dtype = at::kLong;
+    } else if (fill_value_.isComplex()) {
+      dtype = c10::toComplexType(c10::get_default_dtype_as_scalartype());
+    } else {
+      dtype = c10::get_default_dtype_as_scalartype();
+    }
+  }
+  at::Tensor out = at::empty(size, factory_options(dtype, layout, device, pin_memory));
+  return filled(out, fill_value(fill_value_, *dtype, "full"), "full");
+}
+
+at::Tensor full_like(const at::Tensor& self, const at::Scalar& fill_value_, std::optional<at::ScalarType> dtype,
+                     std::optional<at::Layout> layout, std::optional<at::Device> device,
+                     std::optional<bool> pin_memory, std::optional<at::MemoryFormat> memory_format) {
+  const auto options = self.options().merge_in(factory_options(dtype, layout, device, pin_memory));
+  return filled_like(self, fill_value_, options, memory_format, "full_like");
+}
+
+// The functional fill: a fresh tensor laid out like self.
+at::Tensor fill(const at::Tensor& self, const at::Scalar& value) {
+  return filled_like(self, value, self.options(), std::nullopt, "fill");
+}
+
+at::Tensor scalar_tensor(const at::Scalar& s, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                         std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  // The default dtype whatever the scalar's kind, as eager.
+  const auto t = dtype.value_or(c10::get_default_dtype_as_scalartype());
+  at::Tensor out = at::empty({}, factory_options(t, layout, device, pin_memory));
+  return filled(out, fill_value(s, t, "scalar_tensor"), "scalar_tensor");
+}
+
+at::Tensor arange(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step,
+                  std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                  std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  // Integral (bool included) bounds and step give int64 unless a dtype is asked for.
+  if (!dtype.has_value()) {
+    const bool integral = start.isIntegral(true) && end.isIntegral(true) && step.isIntegral(true);
+    dtype = integral ? at::kLong : c10::get_default_dtype_as_scalartype();
+  }
+  // eager's arange_out, dtype by dtype: the length from ATen's own size
+  // helper, start and step converted to the accumulate type the CPU kernel
+  // computes in (with Scalar::to's overflow checks).
+  int64_t size = 0;
+  refkScalar a{}, s{};
+  switch (*dtype) {
+    case at::kByte: size = at::native::compute_arange_size<uint8_t>(start, end, step); break;
+    case at::kChar: size = at::native::compute_arange_size<int8_t>(start, end, step); break;
+    case at::kShort: size = at::native::compute_arange_size<int16_t>(start, end, step); break;
+    case at::kInt: size = at::native::compute_arange_size<int32_t>(start, end, step); break;
+    case at::kLong: size = at::native::compute_arange_size<int64_t>(start, end, step); break;
+    case at::kHalf: size = at::native::compute_arange_size<at::Half>(start, end, step); break;
+    case at::kBFloat16: size = at::native::compute_arange_size<at::BFloat16>(start, end, step); break;
+    case at::kFloat: size = at::native::compute_arange_size<float>(start, end, step); break;
+    case at::kDouble: size = at::native::compute_arange_size<double>(start, end, step); break;
+    default:
+      TORCH_CHECK_NOT_IMPLEMENTED(false, "\"arange_cpu\" not implemented for '", c10::toString(*dtype), "'");
+  }
+  at::Tensor out = at::empty({size}, factory_options(dtype, layout, device, pin_memory));
+  if (c10::isFloatingType(*dtype)) {
+    const bool half = *dtype == at::kHalf || *dtype == at::kBFloat16;
+    a.f = half ? static_cast<double>(start.toFloat()) : start.toDouble();
+    s.f = half ? static_cast<double>(step.toFloat()) : step.toDouble();
+  } else {
+    a.i = start.toLong();
+    s.i = step.toLong();
+  }
+  if (size == 0) return out;
+  const c10::DeviceGuard guard(out.device());
+  const refkTensor d = describe(out, "arange");
+  const refkContext ctx = context();
+  check(refkArange(&ctx, &d, a, s), "arange");
+  return out;
+}
+
+}  // namespace opgen_ref
