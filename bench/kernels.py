@@ -44,6 +44,8 @@ def main():
         ("add 4096x4096 + 4096 (broadcast)", lambda t: t[0] + t[1], (sq, row)),
         ("sum dim=1 4096x4096 f32", lambda t: t[0].sum(1), (sq,)),
         ("sum dim=0 4096x4096 f32", lambda t: t[0].sum(0), (sq,)),
+        ("cat dim=0 2x 4096x4096 f32", lambda t: torch.cat(t, 0), (sq, sq)),
+        ("cat dim=1 2x 4096x4096 f32", lambda t: torch.cat(t, 1), (sq, sq)),
     ]
     print(f"threads={args.threads} runs={args.runs} (median)")
     print(f"{'case':36s} {'device ms':>10s} {'cpu ms':>10s} {'ratio':>7s}")
