@@ -97,6 +97,17 @@ describe("backends/ref, all kernels", () => {
     expect(r.exitCode).toBe(0);
   }, 120_000);
 
+  it("the project's own test suite passes with every reference kernel registered", async () => {
+    const r = await execa(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], {
+      cwd: project,
+      reject: false,
+      all: true,
+      env: { PYTHONPATH: site },
+    });
+    expect(r.exitCode, String(r.all).slice(-4000)).toBe(0);
+    expect(String(r.all)).toMatch(/\d+ passed/);
+  }, 300_000);
+
   it("host code that reads device memory faults (protected device memory)", async () => {
     const read = await py(
       "import ctypes, torch\nx = torch.ones(4, device='refdev')\nprint(x.cpu().tolist(), flush=True)\n" +
