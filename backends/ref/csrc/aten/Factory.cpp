@@ -1,5 +1,5 @@
-// Factories: full, full_like, scalar_tensor, the functional fill and
-// arange.start_step. The glue decides what eager decides -- the dtype a
+// Factories: full, full_like, scalar_tensor, fill (functional and in place)
+// and arange.start_step. The glue decides what eager decides -- the dtype a
 // fill value implies, the conversion of the value to that dtype (with its
 // overflow check), arange's length from ATen's own size helper -- and the
 // library fills (refkFill, refkArange).
@@ -75,6 +75,14 @@ at::Tensor full_like(const at::Tensor& self, const at::Scalar& fill_value_, std:
 // The functional fill: a fresh tensor laid out like self.
 at::Tensor fill(const at::Tensor& self, const at::Scalar& value) {
   return filled_like(self, value, self.options(), std::nullopt, "fill");
+}
+
+// In place, in one pass (an expanded self is filled through its stride-0
+// dims, as eager allows); the value is checked even for an empty self.
+at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
+  const refkScalar v = fill_value(value, self.scalar_type(), "fill_");
+  filled(self, v, "fill_");
+  return self;
 }
 
 at::Tensor scalar_tensor(const at::Scalar& s, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,

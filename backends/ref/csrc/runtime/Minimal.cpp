@@ -303,12 +303,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("zero_", TORCH_FN(zero));
 }
 
-// Note [fill_ yields to a listed fill]: listing the functional fill.Scalar
-// in backend.yaml makes the generated registrations derive fill_.Scalar from
-// it; registering the runtime's fill_ as well would override one with the
-// other (whichever static initializer runs last) and warn at import. So the
-// runtime registers its fill_ only where nothing else did, once the
-// library's static registrations have all run (the module's init).
+// Note [fill_ yields to a listed fill]: a backend.yaml that lists fill_.Scalar,
+// or the functional fill.Scalar (the generated registrations derive
+// fill_.Scalar from it), registers a fill_ kernel of its own; registering the
+// runtime's as well would override one with the other (whichever static
+// initializer runs last) and warn at import. So the runtime registers its
+// fill_ only where nothing else did, once the library's static registrations
+// have all run (the module's init).
 void register_deferred_kernels() {
   static std::once_flag once;
   std::call_once(once, [] {
