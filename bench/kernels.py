@@ -46,6 +46,17 @@ def main():
         ("sum dim=0 4096x4096 f32", lambda t: t[0].sum(0), (sq,)),
         ("cat dim=0 2x 4096x4096 f32", lambda t: torch.cat(t, 0), (sq, sq)),
         ("cat dim=1 2x 4096x4096 f32", lambda t: torch.cat(t, 1), (sq, sq)),
+        ("index_select dim=0 4096x4096, 2048", lambda t: torch.index_select(t[0], 0, t[1]),
+         (sq, torch.randint(0, 4096, (2048,), generator=g))),
+        ("index_select dim=1 4096x4096, 2048", lambda t: torch.index_select(t[0], 1, t[1]),
+         (sq, torch.randint(0, 4096, (2048,), generator=g))),
+        ("gather dim=1 4096x4096, 4096x1024", lambda t: torch.gather(t[0], 1, t[1]),
+         (sq, torch.randint(0, 4096, (4096, 1024), generator=g))),
+        ("gather dim=0 4096x4096, 1024x4096", lambda t: torch.gather(t[0], 0, t[1]),
+         (sq, torch.randint(0, 4096, (1024, 4096), generator=g))),
+        ("sort dim=1 1024x1024 f32", lambda t: torch.sort(t[0], 1), (torch.randn(1024, 1024, generator=g),)),
+        ("sort 1M f32", lambda t: torch.sort(t[0]), (torch.randn(1 << 20, generator=g),)),
+        ("sort stable 1M f32", lambda t: torch.sort(t[0], stable=True), (torch.randn(1 << 20, generator=g),)),
     ]
     print(f"threads={args.threads} runs={args.runs} (median)")
     print(f"{'case':36s} {'device ms':>10s} {'cpu ms':>10s} {'ratio':>7s}")

@@ -37,6 +37,7 @@ typedef enum refkStatus {
   refkErrorInvalidValue = 1,
   refkErrorUnsupportedDtype = 2,
   refkErrorNotImplemented = 3,
+  refkErrorIndexOutOfBounds = 4,  // Note [Index errors]
 } refkStatus;
 
 typedef enum refkDtype {
@@ -145,19 +146,6 @@ refkStatus refkArgReduce(const refkContext* ctx, int32_t is_max, const refkTenso
 // Inclusive cumulative sum along the trailing dim (out and in same shape).
 refkStatus refkCumsum(const refkContext* ctx, const refkTensor* out, const refkTensor* in);
 
-// Index ops along `dim`. index tensors are int64.
-// gather:  out[.., i, ..] = in[.., index[.., i, ..], ..]   (out, index same shape)
-refkStatus refkGather(const refkContext* ctx, const refkTensor* out, const refkTensor* in, int32_t dim,
-                      const refkTensor* index);
-typedef enum refkScatterReduce { refkScatterAssign, refkScatterAdd, refkScatterMultiply } refkScatterReduce;
-// self[.., index[.., i, ..], ..] (op)= src[.., i, ..] over index's shape; src
-// may have data NULL, then `value` is scattered.
-refkStatus refkScatter(const refkContext* ctx, const refkTensor* self, int32_t dim, const refkTensor* index,
-                       const refkTensor* src, refkScalar value, refkScatterReduce reduce);
-// out.select(dim, i) = in.select(dim, index[i]).
-refkStatus refkIndexSelect(const refkContext* ctx, const refkTensor* out, const refkTensor* in, int32_t dim,
-                           const refkTensor* index);
-
 // Random numbers from a counter-based generator (Philox-4x32-10): element i
 // draws from counter (offset + i / 4 ... ), so a GPU thread per element
 // computes the same stream. Note [Philox offsets] in the runtime explains
@@ -196,6 +184,97 @@ refkStatus refkRandperm(const refkContext* ctx, const refkTensor* out, uint64_t 
 // floating dtype, mask bool, all of one shape, any strides.
 refkStatus refkDropout(const refkContext* ctx, const refkTensor* out, const refkTensor* mask, const refkTensor* in,
                        double keep, double scale, uint64_t seed, uint64_t offset);
+
+// ---- indexing and sorting
+//
+// Note [Index errors]: index tensors are int32 or int64. An index outside
+// its dimension fails the call with refkErrorIndexOutOfBounds, and
+// refkLastError() then reads exactly "index <i> is out of bounds for
+// dimension <d> with size <n>" (ATen's text; each call says what <d> is) for
+// one offending element (the CPU library: the first in its order of the
+// elements, whatever the threads did). The glue re-raises it with
+// the error class eager uses for the op (IndexError for indexing,
+// RuntimeError for gather and scatter). Outputs are unspecified after an
+// error.
+
+// out[.., i, ..] = in[.., index[.., i, ..], ..] along `dim`, over index's
+// shape (out has it too; index.size(d) <= in.size(d) for d != dim). Indices
+// lie in [0, in.size(dim)); <d> is `dim`.
+refkStatus refkGather(const refkContext* ctx, const refkTensor* out, const refkTensor* in, int32_t dim,
+                      const refkTensor* index);
+
+typedef enum refkScatterReduce {
+  refkScatterAssign, refkScatterAdd, refkScatterMultiply, refkScatterMean, refkScatterAmax, refkScatterAmin,
+} refkScatterReduce;
+// In place: self[.., index[.., i, ..], ..] (op)= src[.., i, ..] along `dim`,
+// over index's shape (index.size(d) <= src.size(d), and <= self.size(d) for
+// d != dim); with src's data NULL, `value` (already of self's dtype) is
+// scattered instead. Every element combines what lands on it in ascending
+// i, so results are deterministic; float16/bfloat16 accumulate in float and
+// round once, integers wrap, bool adds as "or" and multiplies as "and"; amax
+// and amin propagate NaN. include_self == 0: an element that receives values
+// starts from the reduction's identity instead of its own value. Mean
+// divides by the number of values combined (self included when it is),
+// counted in self's dtype as ATen does, floor division for integers; an
+// element that receives nothing keeps its value. <d> is `dim`.
+refkStatus refkScatter(const refkContext* ctx, const refkTensor* self, int32_t dim, const refkTensor* index,
+                       const refkTensor* src, refkScalar value, refkScatterReduce reduce, int32_t include_self);
+
+// out.select(dim, j) = in.select(dim, index[j]) for a 1-d or 0-d index.
+// Every index is checked against in.size(dim) before anything is copied,
+// also when out is empty; <d> is `dim`.
+refkStatus refkIndexSelect(const refkContext* ctx, const refkTensor* out, const refkTensor* in, int32_t dim,
+                           const refkTensor* index);
+
+// Advanced indexing (x[i0, i1, ...]) in ATen's TensorIterator form: `in` is
+// described with out's shape and stride 0 over the dims the indices span,
+// and the `nindices` index tensors are broadcast to out's shape. Then
+// out[p] = in[p + sum_k v_k(p) * strides[k]] (strides in elements of `in`)
+// where v_k(p) = indices[k][p], plus sizes[k] when negative; an index lies in
+// [-sizes[k], sizes[k]); <d> is k.
+refkStatus refkIndex(const refkContext* ctx, const refkTensor* out, const refkTensor* in, int32_t nindices,
+                     const refkTensor* indices, const int64_t* sizes, const int64_t* strides);
+// Its inverse, in place: self[p + sum_k v_k(p) * strides[k]] = values[p],
+// with self described with values' shape as `in` above and values broadcast
+// to it; where indices repeat, the last p in row-major order wins (when the
+// CPU library runs on one thread; on more, as in ATen, any may). accumulate
+// != 0 adds instead, one element after the other in row-major order and in
+// self's own precision (as ATen's CPU index_put_).
+refkStatus refkIndexPut(const refkContext* ctx, const refkTensor* self, const refkTensor* values, int32_t nindices,
+                        const refkTensor* indices, const int64_t* sizes, const int64_t* strides, int32_t accumulate);
+
+// Sorts every slice along the trailing dim of `in` into `values` (in's
+// dtype) and int64 `indices` (positions in the slice), ascending or
+// descending, NaN largest, -0.0 equal to 0.0. stable != 0 keeps equal
+// elements in input order; otherwise their order is the library's (the CPU
+// library's is ATen's CPU sort's: std::sort's, or stable for 1-d integer
+// tensors of 32768 elements or more sorted ascending, fbgemm's radix sort).
+refkStatus refkSort(const refkContext* ctx, const refkTensor* values, const refkTensor* indices,
+                    const refkTensor* in, int32_t descending, int32_t stable);
+
+// The k largest (largest != 0) or smallest elements of every slice along the
+// trailing dim of `in`, NaN largest, into values and int64 indices whose
+// trailing size is k; sorted != 0 orders them (largest first when largest).
+// Which of equal elements are picked, and their order, is the library's (the
+// CPU library: as ATen's CPU topk).
+refkStatus refkTopk(const refkContext* ctx, const refkTensor* values, const refkTensor* indices,
+                    const refkTensor* in, int64_t k, int32_t largest, int32_t sorted);
+
+// The number of nonzero elements of `in` (NaN counts, -0.0 does not) into
+// `count`, an int64 0-d tensor: the glue reads it back through the driver
+// to size refkNonzero's result.
+refkStatus refkCountNonzero(const refkContext* ctx, const refkTensor* count, const refkTensor* in);
+// The coordinates of the nonzero elements of `in` in row-major order into
+// out (n x in.ndim, int64, n from refkCountNonzero).
+refkStatus refkNonzero(const refkContext* ctx, const refkTensor* out, const refkTensor* in);
+
+// out[p] = source[k] where p is the k-th true element of `mask` (bool,
+// broadcast to out's shape) in row-major order, source read in its own
+// row-major order; out elsewhere keeps its values. Fails with
+// refkErrorInvalidValue, "Number of elements of source < number of ones in
+// mask", when source has fewer elements than mask has true ones.
+refkStatus refkMaskedScatter(const refkContext* ctx, const refkTensor* out, const refkTensor* mask,
+                             const refkTensor* source);
 
 #ifdef __cplusplus
 }  // extern "C"
