@@ -108,6 +108,23 @@ void* map_aligned(size_t mapped) {
   return p;
 }
 
+// Note [Cached pages]: freed blocks are kept by exact mapped size, up to
+// kCacheLimit bytes in all, and handed out again, as a GPU runtime's caching
+// allocator does: mapping fresh pages (a system call, then zero-filled page
+// faults on first touch) would otherwise dominate small and mid-size ops.
+// A reused block keeps its old contents, as torch.empty promises nothing.
+constexpr size_t kCacheLimit = size_t{1} << 30;
+
+struct Cache {
+  std::multimap<std::pair<size_t, bool>, void*> blocks;  // (mapped, device memory) -> block
+  size_t bytes = 0;
+};
+
+Cache& cache() {
+  static Cache* c = new Cache();
+  return *c;
+}
+
 refError map_pages(void** ptr, size_t size, int device) {
   if (ptr == nullptr) return refErrorInvalidValue;
   if (size == 0) {
@@ -115,11 +132,25 @@ refError map_pages(void** ptr, size_t size, int device) {
     return refSuccess;
   }
   const size_t mapped = (size + page_size() - 1) / page_size() * page_size();
-  void* p = map_aligned(mapped);
-  if (p == nullptr) return refErrorMemoryAllocation;
-  Allocation a{size, mapped, device};
-  protect(reinterpret_cast<uintptr_t>(p), a, false);
+  const Allocation a{size, mapped, device};
   std::lock_guard<std::mutex> g(table().mu);
+  void* p = nullptr;
+  auto hit = cache().blocks.find({mapped, device >= 0});
+  if (hit != cache().blocks.end()) {
+    p = hit->second;
+    cache().bytes -= mapped;
+    cache().blocks.erase(hit);
+  } else {
+    p = map_aligned(mapped);
+    if (p == nullptr && cache().bytes > 0) {  // out of memory: give the cache back first
+      for (auto& [key, block] : cache().blocks) munmap(block, key.first);
+      cache().blocks.clear();
+      cache().bytes = 0;
+      p = map_aligned(mapped);
+    }
+    if (p == nullptr) return refErrorMemoryAllocation;
+    protect(reinterpret_cast<uintptr_t>(p), a, false);
+  }
   table().map[reinterpret_cast<uintptr_t>(p)] = a;
   *ptr = p;
   return refSuccess;
@@ -134,6 +165,11 @@ refError unmap_pages(void* ptr, bool device) {
     if (it == table().map.end() || (it->second.device >= 0) != device) return refErrorInvalidPointer;
     mapped = it->second.mapped;
     table().map.erase(it);
+    if (cache().bytes + mapped <= kCacheLimit) {
+      cache().blocks.emplace(std::make_pair(mapped, device), ptr);
+      cache().bytes += mapped;
+      return refSuccess;
+    }
   }
   munmap(ptr, mapped);
   return refSuccess;
