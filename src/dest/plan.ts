@@ -49,7 +49,7 @@ export interface KernelDecl {
 
 export type Derivation =
   /** call the kernel of `from` (functional), copy results into f's outputs/mutated arguments */
-  | { readonly kind: "fromFunctional"; readonly from: KernelDecl }
+  | { readonly kind: "fromFunctional"; readonly from: KernelDecl; readonly checks: DerivedChecks }
   /** call the out= kernel `from` into temporaries / fresh outputs */
   | { readonly kind: "fromOut"; readonly from: KernelDecl };
 
@@ -160,6 +160,7 @@ function deriveInGroup(
         add(f, kind === "out" ? "derived_out" : "derived_inplace", functional, {
           kind: "fromFunctional",
           from: functional,
+          checks: derivedChecks(f),
         });
       }
     } else if (out && (kind === "inplace" || kind === "functional")) {
@@ -170,6 +171,110 @@ function deriveInGroup(
         skipped.set(f.name, why);
       }
     }
+  }
+}
+
+/**
+ * Note [Derived out dtype checks]: eager CPU has no one rule for the dtype of
+ * an out= tensor, and a derived overload checks it the way the overload's own
+ * eager kernel does, which native_functions.yaml mostly tells:
+ *
+ * - A structured overload (`structured: True` out=, `structured_delegate`
+ *   inplace) checks everything in its meta function, before any compute:
+ *   TensorIterator's castable-or-equal rules, a reduction's exact result
+ *   dtype, shapes. We run that very function, `at::meta::<name>`, on meta
+ *   copies of the arguments before the kernel (Note [Meta copies]), so the
+ *   checks, their messages and their order (out dtype before the kernel's own
+ *   refusals) are eager's. The Meta dispatch key is no substitute: importing
+ *   torch registers Python meta functions over many C++ ones, with other rules.
+ *   Not where the meta function reads tensor data: an index list (`Tensor?[]`,
+ *   index.Tensor_out) may hold boolean masks, which it expands with nonzero(),
+ *   and a meta tensor has no values to count.
+ * - An out= overload made by `autogen:` is torchgen's composite kernel: the
+ *   functional runs first, then `copy_arg` requires the out dtype to equal
+ *   the result's ("Expected out tensor to have dtype ...").
+ * - Any other out= kernel is hand-written; most cast to the out like
+ *   TensorIterator (c10::canCast), the ones in EQUAL_OUT_DTYPE refuse any
+ *   dtype but the result's. Nothing in the YAML says which (abs.out and
+ *   sin.out look alike there, but abs_out builds TensorIterator::unary_op,
+ *   which checks all-same-dtype), so that one table says it, also for the
+ *   structured overloads whose meta function we cannot run.
+ *
+ * Other inplace and mutable overloads keep Note [Derived copies]'s checks.
+ */
+export interface DerivedChecks {
+  /** Run `at::meta::<name>` on meta copies of the arguments before the kernel. */
+  readonly meta: boolean;
+  /** What an out= tensor's dtype must be, checked when the result is copied into it. */
+  readonly outDtype: OutDtype;
+}
+
+/**
+ * `castable`: c10::canCast from the result's ("result type Float can't be cast
+ * to the desired output type Long"); `equal`: the result's, worded as
+ * torchgen's copy_arg and structured kernels' resize_out; `equal_iterator`:
+ * the result's, worded as TensorIterator's all-same-dtype check ("Found dtype
+ * Double but expected Float").
+ */
+export type OutDtype = "castable" | "equal" | "equal_iterator";
+
+/**
+ * Out= overloads without a meta check (unstructured and not autogen'd, or
+ * with an index list) whose eager CPU kernel refuses an out dtype the result
+ * could be cast to (Note [Derived out dtype checks]).
+ * Found by calling every such overload that has a functional sibling in torch
+ * 2.13 on inputs made from its schema, with each out in turn of several
+ * castable dtypes (overloads the schema alone cannot make inputs for are not
+ * covered; CompositeImplicitAutograd ones are never derived); the wording is
+ * eager's where eager words it as TensorIterator does, else `equal`.
+ */
+const EQUAL_OUT_DTYPE: ReadonlyMap<string, OutDtype> = new Map<string, OutDtype>([
+  ["abs.out", "equal_iterator"],
+  ["binary_cross_entropy_backward.grad_input", "equal_iterator"],
+  ["conj_physical.out", "equal_iterator"],
+  ["cummax.out", "equal"],
+  ["cummin.out", "equal"],
+  ["frexp.Tensor_out", "equal"],
+  ["hardswish.out", "equal_iterator"],
+  ["hardtanh.out", "equal_iterator"],
+  ["histc.out", "equal"],
+  ["histogram.bin_ct_out", "equal"],
+  ["index.Tensor_out", "equal"],
+  ["huber_loss_backward.out", "equal_iterator"],
+  ["kthvalue.values", "equal"],
+  ["linear.out", "equal"],
+  ["log_sigmoid_backward.grad_input", "equal_iterator"],
+  ["log_sigmoid_forward.output", "equal"],
+  ["log_softmax.int_out", "equal"],
+  ["logcumsumexp.out", "equal"],
+  ["median.dim_values", "equal"],
+  ["mode.values", "equal"],
+  ["nan_to_num.out", "equal"],
+  ["nanmedian.dim_values", "equal"],
+  ["narrow_copy.out", "equal"],
+  ["nonzero.out", "equal"],
+  ["nonzero_static.out", "equal"],
+  ["searchsorted.Tensor_out", "equal"],
+  ["soft_margin_loss.out", "equal_iterator"],
+  ["softmax.int_out", "equal"],
+  ["sort.values", "equal"],
+  ["take.out", "equal"],
+]);
+
+export function derivedChecks(f: NativeFunction): DerivedChecks {
+  const a = f.func.arguments;
+  const indexList = [...a.positional, ...a.kwargOnly].some(
+    (x) => x.type.kind === "list" && x.type.elem.kind === "optional" && isTensorLike(x.type.elem),
+  );
+  switch (schemaKind(f.func)) {
+    case "out":
+      if (f.structured && !indexList) return { meta: true, outDtype: "castable" };
+      if (f.autogenerated) return { meta: false, outDtype: "equal" };
+      return { meta: false, outDtype: EQUAL_OUT_DTYPE.get(f.name) ?? "castable" };
+    case "inplace":
+      return { meta: f.structuredDelegate !== null && !indexList, outDtype: "castable" };
+    default:
+      return { meta: false, outDtype: "castable" };
   }
 }
 

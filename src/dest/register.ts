@@ -32,7 +32,7 @@ import {
 } from "../model/catalog.js";
 import type { Argument, NativeFunction } from "../model/types.js";
 import { assertNever } from "../util/errors.js";
-import type { KernelDecl, KeyPlan, Plan, Registration } from "./plan.js";
+import type { DerivedChecks, KernelDecl, KeyPlan, OutDtype, Plan, Registration } from "./plan.js";
 import { render } from "./templates.js";
 
 export interface WrapperFn {
@@ -90,8 +90,39 @@ function kernelScope(config: BackendConfig): string {
   }
 }
 
-function wrapperName(dispatchKey: string, f: NativeFunction): string {
-  return `wrapper_${dispatchKey}_${f.func.name.overloadName}_${dispatcherName(f.func)}`;
+/** The C++ OutDtype enumerator for a rule (templates/DerivedDecls.cpp.hbs). */
+function outDtypeC(rule: OutDtype): string {
+  switch (rule) {
+    case "castable":
+      return "OutDtype::kCastable";
+    case "equal":
+      return "OutDtype::kEqual";
+    case "equal_iterator":
+      return "OutDtype::kEqualIterator";
+    default:
+      return assertNever(rule, "out dtype rule");
+  }
+}
+
+/**
+ * Eager's meta function of a structured overload (Note [Derived out dtype
+ * checks]): `at::meta::<name>_outf` for out= (its arguments in schema order,
+ * as the dispatcher's), `at::meta::<name>` for inplace (`add_`); `_symint`
+ * names the variant that takes c10::SymInt. Its C++ types are the
+ * dispatcher's (the syntax-only compile test checks every structured group).
+ */
+function metaFunction(f: NativeFunction, symint: boolean): DispatcherSignature {
+  const base = printBaseOperatorName(f.func.name.name) + (symint ? "_symint" : "");
+  const name = f.func.arguments.out.length > 0 ? `${base}_outf` : base;
+  return new DispatcherSignature(f.func, cppFlags(f, symint), `at::meta::${name}`);
+}
+
+function metaHeader(f: NativeFunction): string {
+  return `<ATen/ops/${f.func.name.name.base}_meta_dispatch.h>`;
+}
+
+function wrapperName(dispatchKey: string, f: NativeFunction, prefix = "wrapper"): string {
+  return `${prefix}_${dispatchKey}_${f.func.name.overloadName}_${dispatcherName(f.func)}`;
 }
 
 /** torchgen gen_device_check: tensor-like out and positional arguments. */
@@ -133,7 +164,11 @@ class KeyEmitter {
     empty: false,
     derivedOut: false,
     derivedFunctional: false,
+    /** to_meta in a typed wrapper (Note [Meta copies]) */
+    meta: false,
   };
+  /** The at::meta headers of the meta functions this file calls. */
+  readonly metaHeaders = new Set<string>();
 
   constructor(
     private readonly config: BackendConfig,
@@ -165,13 +200,27 @@ class KeyEmitter {
     return { wrapper: { name, signature: k.sig.decl(name), body }, fn: `&${name}` };
   }
 
-  /** Note [Derived out= overloads] (templates/DerivedOutKernel.cpp.hbs): one boxed kernel for all. */
-  emitDerivedOut(from: KernelDecl): Emitted {
+  /**
+   * Note [Derived out= overloads] (templates/DerivedOutKernel.cpp.hbs): one
+   * boxed kernel for all, given the out dtype rule and, for a structured
+   * overload, a MetaCheck: a plain function that calls its meta function with
+   * the stack's arguments (no boxing templates per C++ type, unlike a
+   * KernelFunction made from the meta function would instantiate).
+   */
+  emitDerivedOut(r: Registration, from: KernelDecl, checks: DerivedChecks): Emitted {
     this.uses.copy = true;
     this.uses.derivedOut = true;
     const n = from.f.func.name;
-    const fn = `derived_out(c10::DispatchKey::${this.key.dispatchKey}, "aten::${printBaseOperatorName(n.name)}", "${n.overloadName}")`;
-    return { wrapper: null, fn };
+    let wrapper: WrapperFn | null = null;
+    if (checks.meta) {
+      const m = metaFunction(r.f, false);
+      this.metaHeaders.add(metaHeader(r.f));
+      const name = wrapperName(this.key.dispatchKey, r.f, "meta");
+      const args = m.args.map((a, i) => `meta_arg<${a.type.cpp()}>(s[${i}])`);
+      wrapper = { name, signature: `void ${name}(torch::jit::Stack& s)`, body: [`${m.name}(${args.join(", ")});`] };
+    }
+    const fn = `derived_out(c10::DispatchKey::${this.key.dispatchKey}, "aten::${printBaseOperatorName(n.name)}", "${n.overloadName}", ${outDtypeC(checks.outDtype)}, ${wrapper ? `&${wrapper.name}` : "nullptr"})`;
+    return { wrapper, fn };
   }
 
   /** Note [Functional from out] (templates/DerivedFunctionalKernel.cpp.hbs). */
@@ -182,11 +231,12 @@ class KeyEmitter {
     return { wrapper: null, fn };
   }
 
-  emitFromFunctional(r: Registration, from: KernelDecl): Emitted {
+  emitFromFunctional(r: Registration, from: KernelDecl, checks: DerivedChecks): Emitted {
     this.uses.copy = true;
     const f = r.f;
     const name = wrapperName(this.key.dispatchKey, f);
-    const sig = new DispatcherSignature(f.func, cppFlags(f, from.symint && hasSymInt(f.func)), name);
+    const symint = from.symint && hasSymInt(f.func);
+    const sig = new DispatcherSignature(f.func, cppFlags(f, symint), name);
     const have = new Set(sig.args.map((a) => a.name));
     const firstOut = f.func.arguments.out[0]?.name;
     const fromOut: Record<string, string> = firstOut
@@ -203,7 +253,8 @@ class KeyEmitter {
       if (e === undefined) throw new Error(`cannot derive ${f.name} from ${from.op}: no value for '${a.name}'`);
       return e;
     });
-    const body = [`auto tmp = ${this.callee(from)}(${callArgs.join(", ")});`];
+    const body = checks.meta ? this.metaCheck(f, sig) : [];
+    body.push(`auto tmp = ${this.callee(from)}(${callArgs.join(", ")});`);
 
     // The functional's results, in order: f's own returns, then every mutated
     // argument that f does not return (torchgen FunctionSchema.signature()).
@@ -217,16 +268,17 @@ class KeyEmitter {
     const elem = (i: number) => (total === 1 ? "tmp" : `std::get<${i}>(tmp)`);
     const isOut = (a: Argument) => fa.out.includes(a);
     const copyInto = (src: string, a: Argument): string[] => {
-      const op = isOut(a) ? "copy_into_out" : "copy_into_self";
+      const copy = (from: string, to: string) =>
+        isOut(a) ? `copy_into_out(${from}, ${to}, ${outDtypeC(checks.outDtype)});` : `copy_into_self(${from}, ${to});`;
       if (a.type.kind === "list") {
         return [
           `TORCH_CHECK(${src}.size() == ${a.name}.size(), "${f.name}: expected ", ${src}.size(), " tensors in '${a.name}', got ", ${a.name}.size());`,
           `for (size_t i = 0; i < ${a.name}.size(); ++i) {`,
-          `  ${op}(${src}[i], ${a.name}[i]);`,
+          `  ${copy(`${src}[i]`, `${a.name}[i]`)}`,
           "}",
         ];
       }
-      return [`${op}(${src}, ${a.name});`];
+      return [copy(src, a.name)];
     };
     const retExprs: string[] = [];
     f.func.returns.forEach((ret, i) => {
@@ -244,6 +296,24 @@ class KeyEmitter {
     if (nReturns === 1) body.push(`return ${retExprs[0]};`);
     else if (nReturns > 1) body.push(`return ${printCType(sig.returns)}(${retExprs.join(", ")});`);
     return { wrapper: { name, signature: sig.decl(), body }, fn: `&${name}` };
+  }
+
+  /**
+   * Eager's meta function of structured overload f on meta copies of the
+   * wrapper's arguments (Note [Derived out dtype checks]); mutated tensors
+   * are copied into locals, which the meta function takes by reference.
+   */
+  private metaCheck(f: NativeFunction, sig: DispatcherSignature): string[] {
+    this.uses.meta = true;
+    this.metaHeaders.add(metaHeader(f));
+    const meta = metaFunction(f, sig.flags.symint);
+    const written = sig.args.filter((a) => isTensorLike(a.argument.type) && isWrite(a.argument));
+    const arg = (a: (typeof sig.args)[number]) =>
+      !isTensorLike(a.argument.type) ? a.name : isWrite(a.argument) ? `${a.name}_meta` : `to_meta(${a.name})`;
+    return [
+      ...written.map((a) => `auto ${a.name}_meta = to_meta(${a.name});`),
+      `${meta.name}(${sig.args.map(arg).join(", ")});`,
+    ];
   }
 
   emitInplaceFromOut(r: Registration, from: KernelDecl): Emitted {
@@ -279,6 +349,7 @@ function sameAlias(a: Argument, ann: Argument["annotation"]): boolean {
 interface KeyBody {
   readonly key: KeyPlan;
   readonly uses: KeyEmitter["uses"];
+  readonly metaHeaders: ReadonlySet<string>;
   readonly wrappers: readonly WrapperFn[];
   readonly registrations: readonly { readonly op: string; readonly fn: string }[];
 }
@@ -298,8 +369,8 @@ function emitKey(plan: Plan, key: KeyPlan): KeyBody {
       r.op,
       d.kind === "fromFunctional"
         ? kind === "out"
-          ? e.emitDerivedOut(d.from)
-          : e.emitFromFunctional(r, d.from)
+          ? e.emitDerivedOut(r, d.from, d.checks)
+          : e.emitFromFunctional(r, d.from, d.checks)
         : kind === "inplace"
           ? e.emitInplaceFromOut(r, d.from)
           : e.emitFunctionalFromOut(d.from),
@@ -313,7 +384,7 @@ function emitKey(plan: Plan, key: KeyPlan): KeyBody {
     }
   }
   for (const r of key.registrations) registrations.push({ op: r.op, fn: emitted.get(r.op)!.fn });
-  return { key, uses: e.uses, wrappers, registrations };
+  return { key, uses: e.uses, metaHeaders: e.metaHeaders, wrappers, registrations };
 }
 
 /**
@@ -323,22 +394,37 @@ function emitKey(plan: Plan, key: KeyPlan): KeyBody {
  */
 export function registerModels(plan: Plan, headerName: string, banner: string): RegisterModel[] {
   const bodies = [emitKey(plan, plan.backend), ...(plan.autograd ? [emitKey(plan, plan.autograd)] : [])];
-  const any = (k: "copy" | "derivedOut" | "derivedFunctional") => bodies.some((b) => b.uses[k]);
-  const defined = { copy: any("copy"), derivedOut: any("derivedOut"), derivedFunctional: any("derivedFunctional") };
+  const any = (k: keyof Helpers) => bodies.some((b) => b.uses[k]);
+  const defined = {
+    copy: any("copy"),
+    derivedOut: any("derivedOut"),
+    derivedFunctional: any("derivedFunctional"),
+    // Both boxed kernels make meta copies too.
+    meta: any("meta") || any("derivedOut") || any("derivedFunctional"),
+  };
   return bodies.map((b, i) => registerModel(plan, b, i === 0 ? defined : null, headerName, banner));
+}
+
+/** Which shared helpers a file uses, or defines (Note [Derived helpers defined once]). */
+interface Helpers {
+  readonly copy: boolean;
+  readonly derivedOut: boolean;
+  readonly derivedFunctional: boolean;
+  readonly meta: boolean;
 }
 
 function registerModel(
   plan: Plan,
   body: KeyBody,
-  defines: { readonly copy: boolean; readonly derivedOut: boolean; readonly derivedFunctional: boolean } | null,
+  defines: Helpers | null,
   headerName: string,
   banner: string,
 ): RegisterModel {
   const { key, uses } = body;
-  const usesHelpers = uses.copy || uses.derivedOut || uses.derivedFunctional;
+  const usesHelpers = uses.copy || uses.derivedOut || uses.derivedFunctional || uses.meta;
   const defs: string[] = [];
   if (defines?.copy) defs.push(render("CopyInto.cpp.hbs", {}));
+  if (defines?.meta) defs.push(render("MetaCopies.cpp.hbs", {}));
   if (defines?.derivedOut) defs.push(render("DerivedOutKernel.cpp.hbs", {}));
   if (defines?.derivedFunctional) defs.push(render("DerivedFunctionalKernel.cpp.hbs", {}));
   const includes = ["<ATen/Tensor.h>", "<torch/library.h>"];
@@ -356,8 +442,9 @@ function registerModel(
       "<vector>",
     );
   }
-  if (defines?.derivedFunctional) includes.push("<ATen/ops/empty_strided.h>", "<algorithm>");
-  includes.push(`"${headerName}"`);
+  if (defines?.meta) includes.push("<ATen/EmptyTensor.h>");
+  if (defines?.derivedFunctional) includes.push("<ATen/ops/empty_strided.h>");
+  includes.push(...[...body.metaHeaders].sort(), `"${headerName}"`);
   const ns = `${plan.config.cppNamespace}::opgen_derived`;
   const helperBlocks =
     usesHelpers || defs.length > 0

@@ -143,6 +143,31 @@ describe("plan", () => {
     // an inplace overload over a tensor list is not derived from out= (no single self to copy into)
     expect(p.skipped.get("_foreach_add_.List")).toMatch(/self/);
   });
+
+  const checks = () => {
+    const y = `backend: PrivateUse1\ncpp_namespace: at::c\nsupported:\n- add.Tensor\n- add.Scalar\n- abs\n- bitwise_and.Scalar\n- max.dim\n- sort\n- index.Tensor\n`;
+    const p = buildPlan(parseBackendYaml(y, "c.yaml", catalog), catalog);
+    return new Map(
+      p.backend.registrations.map((r) => {
+        const c = r.derivation?.kind === "fromFunctional" ? r.derivation.checks : null;
+        return [r.op, c && `${c.meta ? "meta, " : ""}${c.outDtype}`];
+      }),
+    );
+  };
+  it.each([
+    ["add.out", "meta, castable"], // structured
+    ["max.dim_max", "meta, castable"],
+    ["add_.Tensor", "meta, castable"], // structured_delegate
+    ["add.Scalar_out", "equal"], // autogen'd
+    ["abs.out", "equal_iterator"], // EQUAL_OUT_DTYPE
+    ["sort.values", "equal"],
+    ["index.Tensor_out", "equal"], // structured, but its meta function reads boolean masks
+    ["bitwise_and.Scalar_out", "castable"], // hand-written (CompositeExplicitAutograd)
+    ["add_.Scalar", "castable"],
+    ["add.Tensor", null], // a kernel
+  ])("Note [Derived out dtype checks]: %s checks %s", (op, want) => {
+    expect(checks().get(op)).toBe(want);
+  });
 });
 
 describe("kernel sources", () => {

@@ -21,9 +21,27 @@ namespace at::mychip::opgen_derived {
 // declared here, so a backend with autograd registrations does not compile
 // them twice. The defining file sees these declarations too, so the compiler
 // checks that both agree.
-void copy_into_out(const at::Tensor& src, const at::Tensor& dst);
+// How copy_into_out checks an out= dtype (OutDtype, Note [Derived out dtype checks] in src/dest/plan.ts).
+enum class OutDtype { kCastable, kEqual, kEqualIterator };
+void copy_into_out(const at::Tensor& src, const at::Tensor& dst, OutDtype rule);
 void copy_into_self(const at::Tensor& src, const at::Tensor& dst);
-torch::CppFunction derived_out(c10::DispatchKey key, const char* functional, const char* overload);
+at::Tensor to_meta(const at::Tensor& t);
+std::optional<at::Tensor> to_meta(const std::optional<at::Tensor>& t);
+std::vector<at::Tensor> to_meta(at::TensorList ts);
+c10::List<std::optional<at::Tensor>> to_meta(const c10::List<std::optional<at::Tensor>>& ts);
+c10::IValue to_meta(const c10::IValue& v);
+// Runs eager's meta function of a structured out= overload on meta copies of
+// its arguments (Note [Derived out dtype checks]); generated once per overload.
+using MetaCheck = void (*)(torch::jit::Stack& args);
+// An argument of a MetaCheck as the meta function's parameter type T,
+// converted as the dispatcher's own boxing converts it (a template, so
+// defined here, in each file).
+template <class T>
+decltype(auto) meta_arg(c10::IValue& v) {
+  return c10::impl::ivalue_to_arg<typename c10::impl::decay_if_not_tensor<T>::type, false>::call(v);
+}
+torch::CppFunction derived_out(c10::DispatchKey key, const char* functional, const char* overload, OutDtype rule,
+                               MetaCheck meta);
 torch::CppFunction derived_functional(c10::DispatchKey key, const char* out, const char* overload);
 
 } // namespace at::mychip::opgen_derived
@@ -45,7 +63,7 @@ at::Tensor & wrapper_AutogradPrivateUse1__relu_(at::Tensor & self) {
 
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
   m.impl("relu", &wrapper_AutogradPrivateUse1__relu);
-  m.impl("relu.out", derived_out(c10::DispatchKey::AutogradPrivateUse1, "aten::relu", ""));
+  m.impl("relu.out", derived_out(c10::DispatchKey::AutogradPrivateUse1, "aten::relu", "", OutDtype::kEqual, nullptr));
   m.impl("relu_", &wrapper_AutogradPrivateUse1__relu_);
 }
 

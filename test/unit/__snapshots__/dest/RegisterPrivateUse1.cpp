@@ -20,6 +20,9 @@
 #include <mutex>
 #include <optional>
 #include <vector>
+#include <ATen/EmptyTensor.h>
+#include <ATen/ops/add_meta_dispatch.h>
+#include <ATen/ops/max_meta_dispatch.h>
 #include "PrivateUse1NativeFunctions.h"
 
 namespace at::mychip::opgen_derived {
@@ -29,19 +32,50 @@ namespace at::mychip::opgen_derived {
 // declared here, so a backend with autograd registrations does not compile
 // them twice. The defining file sees these declarations too, so the compiler
 // checks that both agree.
-void copy_into_out(const at::Tensor& src, const at::Tensor& dst);
+// How copy_into_out checks an out= dtype (OutDtype, Note [Derived out dtype checks] in src/dest/plan.ts).
+enum class OutDtype { kCastable, kEqual, kEqualIterator };
+void copy_into_out(const at::Tensor& src, const at::Tensor& dst, OutDtype rule);
 void copy_into_self(const at::Tensor& src, const at::Tensor& dst);
-torch::CppFunction derived_out(c10::DispatchKey key, const char* functional, const char* overload);
+at::Tensor to_meta(const at::Tensor& t);
+std::optional<at::Tensor> to_meta(const std::optional<at::Tensor>& t);
+std::vector<at::Tensor> to_meta(at::TensorList ts);
+c10::List<std::optional<at::Tensor>> to_meta(const c10::List<std::optional<at::Tensor>>& ts);
+c10::IValue to_meta(const c10::IValue& v);
+// Runs eager's meta function of a structured out= overload on meta copies of
+// its arguments (Note [Derived out dtype checks]); generated once per overload.
+using MetaCheck = void (*)(torch::jit::Stack& args);
+// An argument of a MetaCheck as the meta function's parameter type T,
+// converted as the dispatcher's own boxing converts it (a template, so
+// defined here, in each file).
+template <class T>
+decltype(auto) meta_arg(c10::IValue& v) {
+  return c10::impl::ivalue_to_arg<typename c10::impl::decay_if_not_tensor<T>::type, false>::call(v);
+}
+torch::CppFunction derived_out(c10::DispatchKey key, const char* functional, const char* overload, OutDtype rule,
+                               MetaCheck meta);
 torch::CppFunction derived_functional(c10::DispatchKey key, const char* out, const char* overload);
 
 // Note [Derived copies]: a derived overload writes the kernel's result into a
 // caller's tensor with the checks ATen's own out=/inplace kernels make, so
-// errors match eager CPU: the result dtype must be castable to the
-// destination's (same-kind rule), and an inplace destination must already
-// have the result's shape (inplace never resizes; out= does).
-void copy_into_out(const at::Tensor& src, const at::Tensor& dst) {
-  TORCH_CHECK(c10::canCast(src.scalar_type(), dst.scalar_type()), "result type ", src.scalar_type(),
-              " can't be cast to the desired output type ", dst.scalar_type());
+// errors match eager CPU: an out= dtype as the overload's eager kernel wants
+// it (Note [Derived out dtype checks] in src/dest/plan.ts), and for an
+// inplace destination a dtype the result can be cast to (same-kind rule) and
+// already the result's shape (inplace never resizes; out= does).
+void copy_into_out(const at::Tensor& src, const at::Tensor& dst, OutDtype rule) {
+  switch (rule) {
+    case OutDtype::kCastable:
+      TORCH_CHECK(c10::canCast(src.scalar_type(), dst.scalar_type()), "result type ", src.scalar_type(),
+                  " can't be cast to the desired output type ", dst.scalar_type());
+      break;
+    case OutDtype::kEqual:
+      TORCH_CHECK(src.dtype() == dst.dtype(), "Expected out tensor to have dtype ", src.dtype(), ", but got ",
+                  dst.dtype(), " instead");
+      break;
+    case OutDtype::kEqualIterator:
+      TORCH_CHECK(src.scalar_type() == dst.scalar_type(), "Found dtype ", dst.scalar_type(), " but expected ",
+                  src.scalar_type());
+      break;
+  }
   at::_copy_from_and_resize(src, dst);
 }
 
@@ -53,23 +87,63 @@ void copy_into_self(const at::Tensor& src, const at::Tensor& dst) {
   at::_copy_from(src, dst);
 }
 
+// Note [Meta copies]: eager's meta functions (Note [Derived out dtype checks])
+// and the Meta kernels behind Note [Functional from out] read only sizes,
+// strides, dtypes and whether a 0-dim tensor is a wrapped Python number (it
+// promotes like a scalar, not like a tensor), so a meta copy keeps exactly
+// those. at::detail::empty_strided_meta makes one without a dispatcher call.
+at::Tensor to_meta(const at::Tensor& t) {
+  if (!t.defined()) return t;
+  at::Tensor m = at::detail::empty_strided_meta(t.sizes(), t.strides(), t.scalar_type());
+  if (t.unsafeGetTensorImpl()->is_wrapped_number()) m.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return m;
+}
+
+std::optional<at::Tensor> to_meta(const std::optional<at::Tensor>& t) {
+  return t.has_value() ? std::optional<at::Tensor>(to_meta(*t)) : std::nullopt;
+}
+
+std::vector<at::Tensor> to_meta(at::TensorList ts) {
+  std::vector<at::Tensor> ms;
+  ms.reserve(ts.size());
+  for (const at::Tensor& t : ts) ms.push_back(to_meta(t));
+  return ms;
+}
+
+c10::List<std::optional<at::Tensor>> to_meta(const c10::List<std::optional<at::Tensor>>& ts) {
+  c10::List<std::optional<at::Tensor>> ms;
+  ms.reserve(ts.size());
+  for (size_t i = 0; i < ts.size(); ++i) ms.push_back(to_meta(ts.get(i)));
+  return ms;
+}
+
+c10::IValue to_meta(const c10::IValue& v) {
+  if (v.isTensor()) return to_meta(v.toTensor());
+  if (v.isTensorList()) return to_meta(at::TensorList(v.toTensorVector()));
+  if (v.isOptionalTensorList()) return to_meta(v.toOptionalTensorList());
+  return v;
+}
+
 // Note [Derived out= overloads]: every out= overload derived from a
 // functional kernel is served by this one boxed kernel instead of a typed
-// wrapper each. It calls the functional overload (on this dispatch key, as
-// torchgen's wrapper calls the functional wrapper), then copies result i into
-// the argument that return i aliases (at::_copy_from_and_resize for out=
-// arguments, at::_copy_from for other mutated arguments), then any further
-// results into the remaining mutated arguments, as FunctionSchema.signature()
-// orders them. Arguments the functional has and the out= overload lacks are
-// the factory options: dtype, layout and device come from the first out=
-// tensor, pin_memory is None. One kernel for all of them saves a boxing
-// template instantiation per overload (most of Register<Key>.cpp's compile
-// time); an unboxed call to one of these overloads is boxed by the
-// dispatcher first.
+// wrapper each. For a structured overload it first runs eager's meta
+// function on meta copies of the arguments (`meta`: Note [Derived out dtype
+// checks], Note [Meta copies]). It calls the functional overload (on this
+// dispatch key, as torchgen's wrapper calls the functional wrapper), then
+// copies result i into the argument that return i aliases (copy_into_out
+// with `rule` for out= arguments, copy_into_self for other mutated
+// arguments), then any further results into the remaining mutated
+// arguments, as FunctionSchema.signature() orders them. Arguments the
+// functional has and the out= overload lacks are the factory options: dtype,
+// layout and device come from the first out= tensor, pin_memory is None. One
+// kernel for all of them saves a boxing template instantiation per overload
+// (most of Register<Key>.cpp's compile time); an unboxed call to one of these
+// overloads is boxed by the dispatcher first.
 class DerivedOutKernel final : public c10::OperatorKernel {
  public:
-  DerivedOutKernel(c10::DispatchKey key, const char* functional, const char* overload)
-      : key_(key), functional_(functional), overload_(overload) {}
+  DerivedOutKernel(c10::DispatchKey key, const char* functional, const char* overload, OutDtype rule,
+                   MetaCheck meta)
+      : key_(key), functional_(functional), overload_(overload), rule_(rule), meta_(meta) {}
 
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet /*ks*/, torch::jit::Stack* stack) {
     std::call_once(once_, [&] { plan(op.schema()); });
@@ -77,6 +151,12 @@ class DerivedOutKernel final : public c10::OperatorKernel {
     std::vector<c10::IValue> args(std::make_move_iterator(stack->end() - static_cast<std::ptrdiff_t>(n)),
                                   std::make_move_iterator(stack->end()));
     torch::jit::drop(*stack, n);
+    if (meta_ != nullptr) {
+      torch::jit::Stack meta;
+      meta.reserve(n);
+      for (const c10::IValue& v : args) meta.push_back(to_meta(v));
+      meta_(meta);
+    }
     for (const int64_t s : source_) {
       if (s >= 0) {
         stack->push_back(args[static_cast<size_t>(s)]);
@@ -107,7 +187,7 @@ class DerivedOutKernel final : public c10::OperatorKernel {
                 results.size(), " values, expected ", targets_.size());
     for (size_t i = 0; i < targets_.size(); ++i) {
       const int64_t t = targets_[i];
-      if (t >= 0) copy_into(results[i], args[static_cast<size_t>(t)], is_out_[static_cast<size_t>(t)]);
+      if (t >= 0) copy_into(results[i], args[static_cast<size_t>(t)], is_out_[static_cast<size_t>(t)], rule_);
     }
     for (size_t j = 0; j < returns_.size(); ++j) {
       const int64_t t = returns_[j];
@@ -118,20 +198,20 @@ class DerivedOutKernel final : public c10::OperatorKernel {
  private:
   static constexpr int64_t kDtype = -2, kLayout = -3, kDevice = -4, kPinMemory = -5;
 
-  static void copy_into(const c10::IValue& src, const c10::IValue& dst, bool out) {
+  static void copy_into(const c10::IValue& src, const c10::IValue& dst, bool out, OutDtype rule) {
     if (dst.isTensor()) {
-      copy_tensor(src.toTensor(), dst.toTensor(), out);
+      copy_tensor(src.toTensor(), dst.toTensor(), out, rule);
       return;
     }
     const std::vector<at::Tensor> from = src.toTensorVector();
     const std::vector<at::Tensor> to = dst.toTensorVector();
     TORCH_CHECK(from.size() == to.size(), "expected ", from.size(), " tensors in an out= list, got ", to.size());
-    for (size_t i = 0; i < to.size(); ++i) copy_tensor(from[i], to[i], out);
+    for (size_t i = 0; i < to.size(); ++i) copy_tensor(from[i], to[i], out, rule);
   }
 
-  static void copy_tensor(const at::Tensor& src, const at::Tensor& dst, bool out) {
+  static void copy_tensor(const at::Tensor& src, const at::Tensor& dst, bool out, OutDtype rule) {
     if (out) {
-      copy_into_out(src, dst);
+      copy_into_out(src, dst, rule);
     } else {
       copy_into_self(src, dst);
     }
@@ -190,6 +270,9 @@ class DerivedOutKernel final : public c10::OperatorKernel {
   c10::DispatchKey key_;
   const char* functional_;
   const char* overload_;
+  OutDtype rule_;
+  // Null but for a structured overload.
+  MetaCheck meta_;
   std::once_flag once_;
   std::optional<c10::OperatorHandle> handle_;
   size_t first_out_ = 0;
@@ -201,8 +284,10 @@ class DerivedOutKernel final : public c10::OperatorKernel {
   std::vector<int64_t> returns_;
 };
 
-torch::CppFunction derived_out(c10::DispatchKey key, const char* functional, const char* overload) {
-  return torch::CppFunction::makeFromBoxedFunctor(std::make_unique<DerivedOutKernel>(key, functional, overload));
+torch::CppFunction derived_out(c10::DispatchKey key, const char* functional, const char* overload, OutDtype rule,
+                               MetaCheck meta) {
+  return torch::CppFunction::makeFromBoxedFunctor(
+      std::make_unique<DerivedOutKernel>(key, functional, overload, rule, meta));
 }
 
 } // namespace at::mychip::opgen_derived
@@ -249,27 +334,37 @@ void wrapper_PrivateUse1_List__foreach_add_(at::TensorList self, at::TensorList 
   }
 }
 
+void meta_PrivateUse1_out_add_out(torch::jit::Stack& s) {
+  at::meta::add_outf(meta_arg<const at::Tensor &>(s[0]), meta_arg<const at::Tensor &>(s[1]), meta_arg<const at::Scalar &>(s[2]), meta_arg<at::Tensor &>(s[3]));
+}
+
 at::Tensor & wrapper_PrivateUse1_Tensor_add_(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  auto self_meta = to_meta(self);
+  at::meta::add_(self_meta, to_meta(other), alpha);
   auto tmp = wrapper_PrivateUse1_Tensor_add(self, other, alpha);
   copy_into_self(tmp, self);
   return self;
 }
 
+void meta_PrivateUse1_dim_max_max_out(torch::jit::Stack& s) {
+  at::meta::max_outf(meta_arg<const at::Tensor &>(s[0]), meta_arg<int64_t>(s[1]), meta_arg<bool>(s[2]), meta_arg<at::Tensor &>(s[3]), meta_arg<at::Tensor &>(s[4]));
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_add.List", &wrapper_PrivateUse1_List__foreach_add);
-  m.impl("_foreach_add.List_out", derived_out(c10::DispatchKey::PrivateUse1, "aten::_foreach_add", "List"));
+  m.impl("_foreach_add.List_out", derived_out(c10::DispatchKey::PrivateUse1, "aten::_foreach_add", "List", OutDtype::kEqual, nullptr));
   m.impl("_foreach_add_.List", &wrapper_PrivateUse1_List__foreach_add_);
   m.impl("add.Tensor", &wrapper_PrivateUse1_Tensor_add);
-  m.impl("add.out", derived_out(c10::DispatchKey::PrivateUse1, "aten::add", "Tensor"));
+  m.impl("add.out", derived_out(c10::DispatchKey::PrivateUse1, "aten::add", "Tensor", OutDtype::kCastable, &meta_PrivateUse1_out_add_out));
   m.impl("add_.Tensor", &wrapper_PrivateUse1_Tensor_add_);
-  m.impl("arange.start_out", derived_out(c10::DispatchKey::PrivateUse1, "aten::arange", "start_step"));
+  m.impl("arange.start_out", derived_out(c10::DispatchKey::PrivateUse1, "aten::arange", "start_step", OutDtype::kCastable, nullptr));
   m.impl("arange.start_step", &wrapper_PrivateUse1_start_step_arange);
   m.impl("empty.memory_format", &wrapper_PrivateUse1_memory_format_empty);
-  m.impl("empty.out", derived_out(c10::DispatchKey::PrivateUse1, "aten::empty", "memory_format"));
+  m.impl("empty.out", derived_out(c10::DispatchKey::PrivateUse1, "aten::empty", "memory_format", OutDtype::kCastable, nullptr));
   m.impl("index.Tensor", &wrapper_PrivateUse1_Tensor_index);
-  m.impl("index.Tensor_out", derived_out(c10::DispatchKey::PrivateUse1, "aten::index", "Tensor"));
+  m.impl("index.Tensor_out", derived_out(c10::DispatchKey::PrivateUse1, "aten::index", "Tensor", OutDtype::kEqual, nullptr));
   m.impl("max.dim", &wrapper_PrivateUse1_dim_max);
-  m.impl("max.dim_max", derived_out(c10::DispatchKey::PrivateUse1, "aten::max", "dim"));
+  m.impl("max.dim_max", derived_out(c10::DispatchKey::PrivateUse1, "aten::max", "dim", OutDtype::kCastable, &meta_PrivateUse1_dim_max_max_out));
   m.impl("view", static_cast<at::Tensor (*)(const at::Tensor &, c10::SymIntArrayRef)>(&at::mychip::MychipNativeFunctions::view_symint));
 }
 
