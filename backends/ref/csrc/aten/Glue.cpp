@@ -13,38 +13,13 @@
 
 namespace opgen_ref {
 
-bool has_kernel_dtype(c10::ScalarType t) {
-  switch (t) {
-    case c10::kBool:
-    case c10::kByte:
-    case c10::kChar:
-    case c10::kShort:
-    case c10::kInt:
-    case c10::kLong:
-    case c10::kHalf:
-    case c10::kBFloat16:
-    case c10::kFloat:
-    case c10::kDouble: return true;
-    default: return false;
-  }
-}
+bool has_kernel_dtype(c10::ScalarType t) { return runtime::kernel_dtype_of(t).has_value(); }
 
 refkDtype kernel_dtype(c10::ScalarType t, const char* op) {
-  switch (t) {
-    case c10::kBool: return refkBool;
-    case c10::kByte: return refkUInt8;
-    case c10::kChar: return refkInt8;
-    case c10::kShort: return refkInt16;
-    case c10::kInt: return refkInt32;
-    case c10::kLong: return refkInt64;
-    case c10::kHalf: return refkFloat16;
-    case c10::kBFloat16: return refkBFloat16;
-    case c10::kFloat: return refkFloat32;
-    case c10::kDouble: return refkFloat64;
-    default: break;
-  }
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "\"", op, "\" not implemented for '", c10::toString(t), "' on ",
+  const auto d = runtime::kernel_dtype_of(t);
+  TORCH_CHECK_NOT_IMPLEMENTED(d.has_value(), "\"", op, "\" not implemented for '", c10::toString(t), "' on ",
                               c10::get_privateuse1_backend());
+  return *d;
 }
 
 refkTensor describe(const at::Tensor& t, const char* op) {

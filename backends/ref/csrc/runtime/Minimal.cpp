@@ -121,19 +121,9 @@ refkContext kernel_context() {
 void kernel_check(refkStatus s, const char* op) { TORCH_CHECK(s == refkSuccess, op, ": ", refkLastError()); }
 
 refkDtype kernel_dtype(c10::ScalarType t) {
-  switch (t) {
-    case c10::kBool: return refkBool;
-    case c10::kByte: return refkUInt8;
-    case c10::kChar: return refkInt8;
-    case c10::kShort: return refkInt16;
-    case c10::kInt: return refkInt32;
-    case c10::kLong: return refkInt64;
-    case c10::kHalf: return refkFloat16;
-    case c10::kBFloat16: return refkBFloat16;
-    case c10::kFloat: return refkFloat32;
-    case c10::kDouble: return refkFloat64;
-    default: TORCH_CHECK_NOT_IMPLEMENTED(false, device_name(), ": copies of ", t, " tensors are not supported");
-  }
+  const auto d = kernel_dtype_of(t);
+  TORCH_CHECK_NOT_IMPLEMENTED(d.has_value(), device_name(), ": copies of ", t, " tensors are not supported");
+  return *d;
 }
 
 // The elements a strided tensor can touch: [first, last] in elements from its
@@ -285,6 +275,22 @@ at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
 at::Tensor& zero(at::Tensor& self) { return fill_scalar(self, 0); }
 
 } // namespace
+
+std::optional<refkDtype> kernel_dtype_of(c10::ScalarType t) {
+  switch (t) {
+    case c10::kBool: return refkBool;
+    case c10::kByte: return refkUInt8;
+    case c10::kChar: return refkInt8;
+    case c10::kShort: return refkInt16;
+    case c10::kInt: return refkInt32;
+    case c10::kLong: return refkInt64;
+    case c10::kHalf: return refkFloat16;
+    case c10::kBFloat16: return refkBFloat16;
+    case c10::kFloat: return refkFloat32;
+    case c10::kDouble: return refkFloat64;
+    default: return std::nullopt;
+  }
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "driver/RefDriver.h"
+#include "kernels/RefKernels.h"
 
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
@@ -48,6 +49,9 @@ std::optional<c10::DeviceIndex> device_of_pointer(const void* ptr);
 bool is_pinned_host_pointer(const void* ptr);
 // Copies `nbytes` between any mix of host and device memory (driver memcpy).
 void memcpy_any(void* dst, const void* src, size_t nbytes);
+// The kernel library's tag for a torch dtype; nullopt for dtypes the library
+// lacks (complex, quantized, float8...). The one place the two meet.
+std::optional<refkDtype> kernel_dtype_of(c10::ScalarType t);
 // The value of a 1-element device tensor, read through the driver.
 c10::Scalar local_scalar(const at::Tensor& t);
 
