@@ -5,7 +5,7 @@
  * vendor's SDK would. The ATen glue and the runtime are compiled (with torch)
  * and judged by the e2e tier (test/e2e/reference.test.ts).
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
@@ -32,4 +32,26 @@ describe("backends/ref torch-free layers", () => {
       expect(r.exitCode, `${file}:\n${r.all}`).toBe(0);
     }
   }, 300_000);
+
+  it("the ATen glue uses no ATen compute: only the metadata helpers Glue.h names", () => {
+    // Note [What the glue decides]: compute is the kernel library's. ATen's
+    // compute lives in at::native and at::cpu; the glue may use only these.
+    const allowed = new Set([
+      "ResultTypeState",
+      "update_result_type_state",
+      "result_type",
+      "resize_output",
+      "compute_arange_size",
+      "check_cat_no_zero_dim",
+      "cat_should_skip_tensor",
+      "check_cat_shape_except_dim",
+    ]);
+    const used: string[] = [];
+    for (const file of sources("aten")) {
+      const text = readFileSync(path.join(CSRC, file), "utf8").replace(/\/\/.*$/gm, "");
+      expect(text, file).not.toMatch(/\bat::cpu::/);
+      for (const m of text.matchAll(/\bat::native::(\w+)/g)) if (!allowed.has(m[1]!)) used.push(`${file}: ${m[1]}`);
+    }
+    expect(used).toEqual([]);
+  });
 });

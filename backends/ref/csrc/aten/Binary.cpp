@@ -25,7 +25,13 @@ enum class Rule {
   NoBool,    // arithmetic that eager refuses for bool (fmod, remainder)
 };
 
-at::Tensor wrap(const at::Scalar& s) { return at::native::wrapped_scalar_tensor(s); }
+// A Python number as eager sees it in promotion: a 0-dim CPU tensor marked as
+// a wrapped number (to_dtype turns it into a device scalar).
+at::Tensor wrap(const at::Scalar& s) {
+  at::Tensor t = at::scalar_to_tensor(s);
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
 
 void alpha_check(c10::ScalarType dtype, const at::Scalar& alpha) {
   TORCH_CHECK(!alpha.isBoolean() || dtype == c10::kBool, "Boolean alpha only supported for Boolean results.");

@@ -10,6 +10,13 @@
 // kernel library (kernels/RefKernels.h) then only computes, so the same glue
 // drives the CPU library and a CUDA one.
 //
+// The only at::native names the glue may use are ATen's metadata helpers,
+// which compute no tensor values: type promotion (ResultTypeState,
+// update_result_type_state, result_type), out= resizing (resize_output),
+// arange's length (compute_arange_size) and cat's argument checks
+// (check_cat_no_zero_dim, cat_should_skip_tensor, check_cat_shape_except_dim).
+// test/integration/reference-layers.test.ts holds the glue to that list.
+//
 // Note [Device memory is not host memory]: glue code never dereferences a
 // device pointer; values it needs on the host (a scalar, a count) come back
 // through the driver (read_scalar), as on real hardware. The CPU driver
