@@ -112,6 +112,26 @@ def nondeterministic(name: str, op: torch._ops.OpOverload) -> bool:
     return torch.Tag.nondeterministic_seeded in op.tags
 
 
+def _copy_from(self: torch.Tensor, dst: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
+    return dst.copy_(self, non_blocking)
+
+
+def _copy_from_and_resize(self: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
+    return dst.resize_(self.shape).copy_(self)
+
+
+# Note [References eager CPU lacks]: a few overloads exist only for backends
+# other than CPU. copy_ calls _copy_from when source and destination are on
+# different backends (never both on CPU), and out= resizing calls
+# _copy_from_and_resize likewise. Eager CPU has no kernel for them, so their
+# reference is what copy_ means: the destination, now holding self's values
+# (resized first for _copy_from_and_resize).
+CPU_REFERENCES: dict[str, Callable[..., Any]] = {
+    "_copy_from": _copy_from,
+    "_copy_from_and_resize": _copy_from_and_resize,
+}
+
+
 def _call(fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
     try:
         with warnings.catch_warnings():
@@ -271,6 +291,8 @@ class Runner:
         self.dtype = dtype
         self.dev = device
         self.op = resolve_overload(name)
+        # what runs on CPU for the expected result (Note [References eager CPU lacks])
+        self.reference = CPU_REFERENCES.get(name, self.op)
         self.schema = self.op._schema
         self.overrides = overrides or []
         self.tolerances: dict[torch.dtype, tuple[float, float]] = {}
@@ -304,7 +326,7 @@ class Runner:
         # eager CPU itself can crash on odd inputs; the watchdog must not blame the device
         self.phase("reference")
         c = _Call(clone_tree(s.args), clone_tree(s.kwargs), self._outs(s, outs))
-        c.result, c.error = _call(lambda: self.op(*c.args, **c.kwargs, **c.outs))
+        c.result, c.error = _call(lambda: self.reference(*c.args, **c.kwargs, **c.outs))
         return c
 
     def _device(self, s: Sample, check: str, index: int = 0, outs: dict | None = None) -> _Call:
@@ -660,7 +682,7 @@ class Runner:
 
         cflat = leaves(base)
         ca, ckw = tree_unflatten(cflat, spec)
-        cout, err = _call(lambda: self.op(*ca, **ckw))
+        cout, err = _call(lambda: self.reference(*ca, **ckw))
         if err is not None:
             return None
         call = _tensors(cout)

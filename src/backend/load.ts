@@ -74,10 +74,10 @@ export const TORCHGEN_KEYS = [
   "device_guard",
 ] as const;
 /** Our additions; see docs/backend-yaml.md. */
-export const OUR_KEYS = ["device", "python_package", "fallback", "dtypes", "free_functions"] as const;
+export const OUR_KEYS = ["device", "python_package", "fallback", "dtypes", "free_functions", "runtime"] as const;
 export const ALL_KEYS: readonly string[] = [...TORCHGEN_KEYS, ...OUR_KEYS];
 
-type OpListKey = "supported" | "autograd" | "symint" | "full_codegen" | "ir_gen";
+type OpListKey = "supported" | "autograd" | "symint" | "full_codegen" | "ir_gen" | "runtime";
 
 /** gen_lazy_tensor's LazyIrProperties names, the only values `non_native[].properties` may hold. */
 const LAZY_IR_PROPERTIES: readonly string[] = [
@@ -465,12 +465,14 @@ class Checker {
     const fullCodegenRaw = this.readOpList("full_codegen", value("full_codegen"));
     const irGenRaw = this.readOpList("ir_gen", value("ir_gen"));
     const nonNative = this.readNonNative(value("non_native"));
+    const runtimeRaw = this.readOpList("runtime", value("runtime"));
 
     const supported = this.dedup("supported", supportedRaw);
     const autograd = this.dedup("autograd", autogradRaw);
     const symint = this.dedup("symint", symintRaw);
     const fullCodegen = this.dedup("full_codegen", fullCodegenRaw);
     const irGen = this.dedup("ir_gen", irGenRaw);
+    const runtime = this.dedup("runtime", runtimeRaw);
 
     // torchgen's gen_backend_stubs appends full_codegen to supported, so for
     // every rule below the two are one list.
@@ -487,6 +489,7 @@ class Checker {
     }
     this.checkGroupSplit(forward, autograd);
     this.checkSymint(symint, forward, autograd);
+    this.checkRuntime(runtime, forward, autograd);
 
     // --- our keys
     const fallback = this.readFallback(value("fallback"));
@@ -519,6 +522,8 @@ class Checker {
       fullCodegen,
       nonNative,
       irGen,
+      runtime,
+      runtimeNames: new Set(runtime.map((e) => e.name)),
       useOutAsPrimary,
       deviceGuard,
       device,
@@ -762,6 +767,33 @@ class Checker {
       out.push(e);
     }
     return out;
+  }
+
+  /**
+   * Note [Runtime operators]: `runtime:` lists the overloads the project's
+   * runtime registers by hand (the minimal set a device needs before any
+   * kernel: empty, views, copies, resize_, set_, _local_scalar_dense). gen
+   * registers nothing for them and derives nothing from or into them, but the
+   * manifest lists them (served_by: runtime), so `coverage` counts them and
+   * `opgen-backend test` tests them. An overload is served once: by the
+   * runtime, or by a kernel listed under supported/autograd.
+   */
+  private checkRuntime(
+    runtime: readonly OpEntry[],
+    forward: ReadonlyMap<string, OpEntry>,
+    autograd: readonly OpEntry[],
+  ): void {
+    const autogradByName = new Map(autograd.map((e) => [e.name, e]));
+    for (const r of runtime) {
+      const clash = forward.get(r.name) ?? autogradByName.get(r.name);
+      if (!clash) continue;
+      const where = forward.has(r.name) ? "supported" : "autograd";
+      this.error(
+        r.loc,
+        `${r.name} is listed under runtime (the runtime registers it) and under ${where} (line ${clash.loc.line}); ` +
+          `an overload has one kernel: keep it in one list`,
+      );
+    }
   }
 
   /**

@@ -134,6 +134,10 @@ export interface BackendConfig {
   readonly nonNative: readonly NonNativeEntry[];
   /** `ir_gen:` (lazy-tensor only: IR nodes without lowering). */
   readonly irGen: readonly OpEntry[];
+  /** `runtime:` overloads the project's runtime registers by hand (Note [Runtime operators] in load.ts). */
+  readonly runtime: readonly OpEntry[];
+  /** Names in `runtime`. */
+  readonly runtimeNames: ReadonlySet<string>;
   /** `use_out_as_primary:` derive functional/inplace wrappers from the out kernel. Default false. */
   readonly useOutAsPrimary: boolean;
   /** `device_guard:` wrappers set the current device from the arguments. Default false. */

@@ -52,6 +52,7 @@ export function computeCoverage(config: BackendConfig, catalog: OperatorCatalog)
   for (const r of [...plan.backend.registrations, ...(plan.autograd?.registrations ?? [])]) {
     registered.set(r.f.name, r.servedBy);
   }
+  for (const f of plan.runtime) registered.set(f.name, "runtime");
 
   const coveredOps: { name: string; servedBy: string }[] = [];
   const missing: { name: string; fate: Fate }[] = [];

@@ -5,7 +5,8 @@
  * no timestamps, no absolute paths. `schema` is the entry as written
  * (Note [Lossless schemas]: the same string printSchema gives).
  */
-import type { OperatorCatalog } from "../model/types.js";
+import { schemaKind } from "../model/catalog.js";
+import type { NativeFunction, OperatorCatalog } from "../model/types.js";
 import { cmp, type Plan, type Registration } from "./plan.js";
 
 export interface ManifestOperator {
@@ -39,20 +40,33 @@ export interface Manifest {
   readonly operators: readonly ManifestOperator[];
 }
 
-function operator(r: Registration): ManifestOperator {
-  const f = r.f;
+/** What the manifest says of an overload whoever serves it. */
+function describeOverload(f: NativeFunction) {
   return {
-    name: r.op,
+    name: f.name,
     schema: f.funcText,
-    kind: r.kind,
+    kind: schemaKind(f.func),
     tags: [...f.tags].sort(cmp),
     core: f.tags.includes("core"),
+  };
+}
+
+const isView = (f: NativeFunction) => f.func.returns.some((x) => x.annotation !== null && !x.annotation.isWrite);
+
+function operator(r: Registration): ManifestOperator {
+  return {
+    ...describeOverload(r.f),
     served_by: r.servedBy,
     kernel: r.kernel.sig.name,
     autograd: r.autograd,
     symint: r.kernel.symint,
-    view: f.func.returns.some((x) => x.annotation !== null && !x.annotation.isWrite),
+    view: isView(r.f),
   };
+}
+
+/** An overload the project's runtime registers (Note [Runtime operators] in src/backend/load.ts). */
+function runtimeOperator(f: NativeFunction): ManifestOperator {
+  return { ...describeOverload(f), served_by: "runtime", kernel: "", autograd: false, symint: false, view: isView(f) };
 }
 
 export function buildManifest(plan: Plan, catalog: OperatorCatalog, yamlSha256: string): Manifest {
@@ -69,7 +83,7 @@ export function buildManifest(plan: Plan, catalog: OperatorCatalog, yamlSha256: 
     torch_version: catalog.torchVersion.replace(/\+.*$/, ""),
     yaml_sha256: yamlSha256,
     ...(c.dtypes ? { dtypes: c.dtypes } : {}),
-    operators: regs.map(operator).sort((a, b) => cmp(a.name, b.name)),
+    operators: [...regs.map(operator), ...plan.runtime.map(runtimeOperator)].sort((a, b) => cmp(a.name, b.name)),
   };
 }
 

@@ -85,6 +85,11 @@ export interface Plan {
   readonly declarations: readonly string[];
   /** Overloads torchgen would derive but we cannot (explained), by op name. */
   readonly skipped: ReadonlyMap<string, string>;
+  /**
+   * `runtime:` overloads, sorted by name: registered by the project's runtime,
+   * not by gen; the manifest and coverage list them (Note [Runtime operators]).
+   */
+  readonly runtime: readonly NativeFunction[];
 }
 
 function kernelDecl(entry: OpEntry, config: BackendConfig, autograd: boolean): KernelDecl {
@@ -153,7 +158,8 @@ function deriveInGroup(
   const functional = kernels.get(g.functional.name);
   const out = kernels.get(g.out.name);
   for (const f of groupFunctions(g)) {
-    if (kernels.has(f.name)) continue;
+    // The runtime serves it (Note [Runtime operators] in src/backend/load.ts).
+    if (kernels.has(f.name) || config.runtimeNames.has(f.name)) continue;
     const kind = schemaKind(f.func);
     if (!config.useOutAsPrimary) {
       if (functional && kind !== "functional") {
@@ -319,7 +325,8 @@ export function buildPlan(config: BackendConfig, catalog: OperatorCatalog): Plan
   // Default sort compares UTF-16 code units, like Python's sorted() on these ASCII strings.
   const uniqSorted = (xs: readonly KernelDecl[]) => [...new Set(xs.map((k) => k.declaration))].sort();
   const declarations = [...uniqSorted(backend.kernels), ...(autograd ? uniqSorted(autograd.kernels) : [])];
-  return { config, backend, autograd, declarations, skipped };
+  const runtime = config.runtime.map((e) => e.fn).sort((a, b) => cmp(a.name, b.name));
+  return { config, backend, autograd, declarations, skipped, runtime };
 }
 
 /** Code-unit order, like Python's sorted() on str (no locale). */

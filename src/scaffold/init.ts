@@ -84,6 +84,8 @@ export interface ScaffoldVars {
   readonly opgen_version: string;
   /** backend.yaml's `supported:` entries, one `  - op` line each. */
   readonly supported: string;
+  /** backend.yaml's `runtime:` entries (the copied runtime's own operators), one `  - op` line each. */
+  readonly runtime: string;
 }
 
 export interface InitResult {
@@ -145,6 +147,7 @@ export function scaffoldVars(
     torch_version: torchVersion,
     opgen_version: VERSION,
     supported: ops.map((op) => `  - ${op}`).join("\n"),
+    runtime: referenceYaml().runtime.map((op) => `  - ${op}`).join("\n"),
   };
 }
 
@@ -173,8 +176,16 @@ export function referenceOps(set: KernelSet): string[] {
       .map((l) => l.trim())
       .filter((l) => l.length > 0 && !l.startsWith("#"));
   }
-  const yaml = YAML.parse(readFileSync(path.join(root, "backend.yaml"), "utf8")) as { supported?: string[] };
-  return [...(yaml.supported ?? [])];
+  return referenceYaml().supported;
+}
+
+/** backends/ref/backend.yaml's op lists. */
+function referenceYaml(): { supported: string[]; runtime: string[] } {
+  const yaml = YAML.parse(readFileSync(path.join(referenceRoot(), "backend.yaml"), "utf8")) as {
+    supported?: string[];
+    runtime?: string[];
+  };
+  return { supported: [...(yaml.supported ?? [])], runtime: [...(yaml.runtime ?? [])] };
 }
 
 function walk(root: string, rel = ""): string[] {

@@ -9,6 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBackendYaml } from "../../src/backend/load.js";
 import type { BackendConfig } from "../../src/backend/types.js";
+import { computeCoverage } from "../../src/cli/coverage.js";
 import { buildPlan, generate, kernelStubs, missingKernels, normalizeParam } from "../../src/dest/index.js";
 import { loadCatalog } from "../../src/model/catalog.js";
 import type { OperatorCatalog } from "../../src/model/types.js";
@@ -465,5 +466,59 @@ describe("free kernel definitions (Note [Finding free definitions])", () => {
     const c = parseBackendYaml(yaml, "backend.yaml", catalog);
     const diags = missingKernels(c, catalog, file).map((d) => formatDiagnostic(d).replaceAll(file, "k.cpp"));
     expect(diags).toEqual(want);
+  });
+});
+
+describe("runtime: operators the runtime registers (Note [Runtime operators])", () => {
+  const base = "backend: PrivateUse1\ncpp_namespace: at::k\nfree_functions: true\ndevice: k\n";
+  const gen = (yaml: string) => {
+    const c = parseBackendYaml(yaml, "backend.yaml", catalog);
+    const files = new Map(generate(c, catalog, { yamlText: yaml }).map((f) => [f.path, f.content]));
+    return {
+      c,
+      files,
+      manifest: JSON.parse(files.get("op_manifest.json")!) as { operators: Record<string, unknown>[] },
+    };
+  };
+
+  it("are listed in the manifest as served by the runtime, and gen registers and declares nothing for them", () => {
+    const { files, manifest } = gen(`${base}runtime: [view, resize_, empty_strided]\nsupported: [relu]\n`);
+    const byName = new Map(manifest.operators.map((o) => [o.name, o]));
+    expect(byName.get("view")).toMatchObject({ served_by: "runtime", kernel: "", kind: "functional", view: true });
+    expect(byName.get("resize_")).toMatchObject({ served_by: "runtime", kind: "inplace", core: true });
+    expect(byName.get("relu")).toMatchObject({ served_by: "kernel", kernel: "relu" });
+    const generated = [...files.entries()].filter(([n]) => n.endsWith(".cpp") || n.endsWith(".h"));
+    for (const [, content] of generated)
+      expect(content).not.toMatch(/"(view|resize_|empty_strided)"|[ :](view|view_symint|resize_|empty_strided)\(/);
+  });
+
+  it("are never the target of a derived wrapper: the runtime serves them", () => {
+    // fill.Scalar's group holds fill_.Scalar, which the runtime serves here.
+    const { manifest } = gen(`${base}runtime: [fill_.Scalar]\nsupported: [fill.Scalar]\n`);
+    expect(manifest.operators.filter((o) => o.name === "fill_.Scalar")).toEqual([
+      expect.objectContaining({ served_by: "runtime" }),
+    ]);
+    const { manifest: without } = gen(`${base}supported: [fill.Scalar]\n`);
+    expect(without.operators.find((o) => o.name === "fill_.Scalar")).toMatchObject({ served_by: "derived_inplace" });
+  });
+
+  it("count as covered in coverage", () => {
+    const { c } = gen(`${base}runtime: [view, _local_scalar_dense]\nsupported: [relu]\n`);
+    const cov = computeCoverage(c, catalog);
+    expect(cov.core.coveredOps).toContainEqual({ name: "view", servedBy: "runtime" });
+    expect(cov.core.missing.map((m) => m.name)).not.toContain("view");
+  });
+
+  it("backends/ref lists exactly what its runtime registers by hand", () => {
+    const root = path.resolve(import.meta.dirname, "../../backends/ref");
+    const minimal = readFileSync(path.join(root, "csrc/runtime/Minimal.cpp"), "utf8");
+    const registered = [...minimal.matchAll(/^\s*m\.impl\("([^"]+)"/gm)].map((m) => m[1]!).sort();
+    const yaml = readFileSync(path.join(root, "backend.yaml"), "utf8");
+    const listed = /^runtime:\n((?:\s+- .*\n)+)/m
+      .exec(yaml)![1]!
+      .split("\n")
+      .map((l) => l.replace(/^\s*- /, ""))
+      .filter(Boolean);
+    expect([...listed].sort()).toEqual(registered);
   });
 });

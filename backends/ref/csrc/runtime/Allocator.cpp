@@ -86,8 +86,10 @@ void memcpy_any(void* dst, const void* src, size_t nbytes) {
   driver_check(refMemcpy(dst, src, nbytes, kind), "memcpy");
 }
 
+// Element 0, as eager's _local_scalar_dense: Tensor::item() checks that
+// there is exactly one element before it gets here.
 c10::Scalar local_scalar(const at::Tensor& t) {
-  TORCH_CHECK(t.numel() == 1, "a Tensor with ", t.numel(), " elements cannot be converted to Scalar");
+  TORCH_CHECK(t.numel() > 0, "cannot read a scalar from a tensor with no elements");
   alignas(16) unsigned char buf[16] = {};
   driver_check(refMemcpy(buf, t.const_data_ptr(), t.itemsize(), refMemcpyDeviceToHost), "read scalar");
   switch (t.scalar_type()) {

@@ -256,6 +256,7 @@ at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& source) {
 }
 
 at::Tensor& set_empty(at::Tensor& self) {
+  const c10::DeviceGuard guard(self.device());  // the new storage stays on self's device
   c10::Storage empty(c10::Storage::use_byte_size_t(), 0, device_allocator(), /*resizable=*/true);
   return set_storage_offset(self, std::move(empty), 0, {0}, {});
 }
