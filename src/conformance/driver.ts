@@ -16,11 +16,12 @@ import { execa } from "execa";
 import { resolvePython } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
 import { style, useColor } from "../util/term.js";
+import { acquireLock } from "../write/files.js";
 import { aggregate, failed, makeReport, readJsonl } from "./aggregate.js";
 import { applyExpectations, EMPTY_EXPECTATIONS, type ExpectationsFile, loadExpectations } from "./expectations.js";
 import { problems, toHtml, toJson, toJunit, toMarkdown, toTerminal } from "./formats.js";
 import { type OpInfo, type OpManifest, readManifest, type Selection, type Shard, selectOps } from "./select.js";
-import type { Report } from "./types.js";
+import type { OpUnderTest, Report } from "./types.js";
 
 /** python/ next to src/ and dist/: this file is src/conformance/x.ts or dist/conformance/x.js. */
 export const PYTHON_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "python");
@@ -112,6 +113,31 @@ export async function runTest(opts: TestOptions): Promise<RunOutcome> {
     opts.results ?? path.join(outDir, `results${shardSuffix(opts.selection.shard)}.jsonl`),
   );
   mkdirSync(path.dirname(resultsFile), { recursive: true });
+  const lock = acquireLock(
+    resultsFile,
+    "`opgen-backend test`",
+    "wait for it to finish, or give this run its own file with --results",
+  );
+  try {
+    return await runLocked(opts, { project, python, manifest, ops, coreTotal, exp, resultsFile });
+  } finally {
+    lock.release();
+  }
+}
+
+/** What runTest settled before taking the results lock. */
+interface Settled {
+  readonly project: string;
+  readonly python: string;
+  readonly manifest: OpManifest;
+  readonly ops: readonly OpUnderTest[];
+  readonly coreTotal: number;
+  readonly exp: ExpectationsFile;
+  readonly resultsFile: string;
+}
+
+async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcome> {
+  const { project, python, manifest, ops, coreTotal, exp, resultsFile } = settled;
   const configFile = `${resultsFile}.config.json`;
   const device = opts.faults ? "cpu" : manifest.device;
   const config = {
@@ -198,6 +224,7 @@ export function checkOutcome(report: Report): void {
 type Event =
   | { readonly event: "start"; readonly tasks_total: number; readonly tasks_done: number; readonly workers: number }
   | { readonly event: "index"; readonly cache_dir: string }
+  | { readonly event: "unavailable"; readonly reason: string }
   | {
       readonly event: "task";
       readonly op: string;
@@ -234,6 +261,9 @@ class ProgressView {
           `conformance: ${e.tasks_total} op×dtype tasks (${e.tasks_done} already done), ${e.workers} workers`,
           true,
         );
+        break;
+      case "unavailable":
+        this.line(`conformance: every task skipped: ${e.reason}`, true);
         break;
       case "index":
         if (!this.tty) this.line("conformance: loading the OpInfo index (first run builds it, ~30 s)", true);

@@ -93,3 +93,58 @@ export function writeFiles(outDir: string, files: readonly OutputFile[], opts: W
 export function staleFiles(r: WriteResult): string[] {
   return r.files.filter((f) => f.status === "created" || f.status === "updated").map((f) => f.path);
 }
+
+/** A held lock; `release()` removes it (idempotent). */
+export interface Lock {
+  release(): void;
+}
+
+/**
+ * Note [Results lock]: one process at a time writes a given results file (two
+ * `opgen-backend test` runs on one project would interleave their JSONL lines
+ * and each report the other's results). The lock is `<file>.lock`, created
+ * exclusively and holding the owner's pid; a lock whose process is gone
+ * (killed run) is taken over. `what` names the writer in the error.
+ */
+export function acquireLock(file: string, what: string, hint: string): Lock {
+  const lock = `${file}.lock`;
+  mkdirSync(path.dirname(lock), { recursive: true });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(lock, `${process.pid}\n`, { flag: "wx" });
+      let held = true;
+      const release = () => {
+        if (!held) return;
+        held = false;
+        rmSync(lock, { force: true });
+      };
+      process.once("exit", release);
+      return { release };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+    const owner = Number.parseInt(readText(lock), 10);
+    if (Number.isInteger(owner) && owner > 0 && alive(owner)) {
+      throw new UserError(`${file} is being written by another ${what} (pid ${owner}); ${hint}`);
+    }
+    rmSync(lock, { force: true }); // stale: its process is gone
+  }
+  throw new UserError(`${file}: could not take its lock ${lock}; remove it if no ${what} is running`);
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { UserError } from "../../src/util/errors.js";
-import { staleFiles, writeFiles } from "../../src/write/files.js";
+import { acquireLock, staleFiles, writeFiles } from "../../src/write/files.js";
 
 const fresh = () => mkdtempSync(path.join(tmpdir(), "opgen-write-"));
 
@@ -70,5 +70,33 @@ describe("writeFiles", () => {
       ]),
     ).toThrow(UserError);
     expect(existsSync(path.join(dir, "ok.h"))).toBe(false);
+  });
+});
+
+describe("acquireLock (Note [Results lock])", () => {
+  const what = "`opgen-backend test`";
+  const hint = "wait for it to finish, or give this run its own file with --results";
+
+  it("refuses a second writer while the first holds the lock, and frees it on release", () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "opgen-lock-")), "results.jsonl");
+    const first = acquireLock(file, what, hint);
+    expect(readFileSync(`${file}.lock`, "utf8")).toBe(`${process.pid}\n`);
+    expect(() => acquireLock(file, what, hint)).toThrow(
+      new UserError(`${file} is being written by another ${what} (pid ${process.pid}); ${hint}`),
+    );
+    first.release();
+    first.release();
+    expect(existsSync(`${file}.lock`)).toBe(false);
+    acquireLock(file, what, hint).release();
+  });
+
+  it("takes over a lock whose process is gone", async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "opgen-lock-")), "results.jsonl");
+    const { execa } = await import("execa");
+    const gone = (await execa(process.execPath, ["-e", "process.stdout.write(String(process.pid))"])).stdout;
+    writeFileSync(`${file}.lock`, `${gone}\n`);
+    const lock = acquireLock(file, what, hint);
+    expect(readFileSync(`${file}.lock`, "utf8")).toBe(`${process.pid}\n`);
+    lock.release();
   });
 });
