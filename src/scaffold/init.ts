@@ -4,7 +4,9 @@
  * A scaffold is a stack of layers: `scaffolds/common/` (device-independent:
  * Python package, setup.py, backend.yaml, tests, CI, README) under
  * `scaffolds/<device>/` (the runtime and kernels for one kind of hardware:
- * `cpu` today, `cuda` next). A later layer's file replaces an earlier one at
+ * `cpu` and `cuda`; both use `common` alone today, their C++ differs only in
+ * which driver and kernel library of backends/ref they copy, see
+ * referenceFileFor). A later layer's file replaces an earlier one at
  * the same path. Files ending in `.hbs` are logic-free Handlebars templates
  * (placeholders only) rendered with ScaffoldVars and lose the suffix; every
  * other file is copied byte for byte. Path segments may hold placeholders
@@ -30,7 +32,17 @@ export type DeviceKind = (typeof DEVICE_KINDS)[number];
 /** Layers per device kind; `null` marks a kind that is planned but not shipped yet. */
 const LAYERS: Readonly<Record<DeviceKind, readonly string[] | null>> = {
   cpu: ["common"],
-  cuda: null,
+  cuda: ["common"],
+};
+
+/**
+ * Why a project of each kind may find no device, for the warning its
+ * package gives on import (and the reason `opgen-backend test` reports
+ * when it skips the run): Note [No GPU] in backends/ref/csrc/driver/cuda.
+ */
+const NO_DEVICE_REASON: Readonly<Record<DeviceKind, string>> = {
+  cpu: "the reference CPU driver was started with REF_DEVICE_COUNT=0",
+  cuda: "no NVIDIA GPU is visible to the CUDA runtime (no GPU, no NVIDIA driver, or CUDA_VISIBLE_DEVICES hides them)",
 };
 
 /**
@@ -42,6 +54,25 @@ const LAYERS: Readonly<Record<DeviceKind, readonly string[] | null>> = {
  * scaffold adds only the files that carry the project's name.
  */
 const REFERENCE_FILES = ["csrc", "conformance-expectations.yaml"] as const;
+
+/**
+ * Whether `rel` (a path under backends/ref/csrc) belongs in a project of
+ * `kind`: csrc/driver/<kind>/ and csrc/kernels/<kind>/ hold one device's
+ * driver and kernel library, and a project gets only its own; the headers,
+ * the ATen glue and the runtime are shared by every kind.
+ */
+function referenceFileFor(kind: DeviceKind, rel: string): boolean {
+  const [layer, sub] = rel.split("/");
+  if (layer !== "driver" && layer !== "kernels") return true;
+  return !(DEVICE_KINDS as readonly string[]).includes(sub ?? "") || sub === kind;
+}
+
+/**
+ * The operators a CUDA project may register: those whose ATen glue calls
+ * only kernel library entry points the CUDA library implements
+ * (backends/ref/cuda-ops.txt); the rest run through the CPU fallback.
+ */
+const DEVICE_OPS: Readonly<Record<DeviceKind, string | null>> = { cpu: null, cuda: "cuda-ops.txt" };
 
 /** Which operators a new project registers: the starter subset or the whole reference set. */
 export const KERNEL_SETS = ["starter", "all"] as const;
@@ -78,6 +109,8 @@ export interface ScaffoldVars {
   readonly class_name: string;
   readonly runtime_namespace: string;
   readonly device_kind: DeviceKind;
+  /** Why the package may find no device: its import warning and `unavailable_reason()`. */
+  readonly no_device_reason: string;
   /** Note [Pinned torch]: the torch release, `x.y.z`. */
   readonly torch_version: string;
   /** The opgen-backend release that made the project (its CI installs the same). */
@@ -144,6 +177,7 @@ export function scaffoldVars(
     class_name: `${camel}NativeFunctions`,
     runtime_namespace: `${name}_runtime`,
     device_kind: kind,
+    no_device_reason: NO_DEVICE_REASON[kind],
     torch_version: torchVersion,
     opgen_version: VERSION,
     supported: ops.map((op) => `  - ${op}`).join("\n"),
@@ -186,6 +220,23 @@ function referenceYaml(): { supported: string[]; runtime: string[] } {
     runtime?: string[];
   };
   return { supported: [...(yaml.supported ?? [])], runtime: [...(yaml.runtime ?? [])] };
+}
+
+/**
+ * The operators of a kernel set that a project of `kind` registers: for a
+ * kind with its own op list (DEVICE_OPS), those of the set it covers.
+ */
+export function kernelSetOps(set: KernelSet, kind: DeviceKind): string[] {
+  const ops = referenceOps(set);
+  const file = DEVICE_OPS[kind];
+  if (file === null) return ops;
+  const covered = new Set(
+    readFileSync(path.join(referenceRoot(), file), "utf8")
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l.length > 0 && !l.startsWith("#")),
+  );
+  return ops.filter((op) => covered.has(op));
 }
 
 function walk(root: string, rel = ""): string[] {
@@ -232,7 +283,10 @@ export function renderScaffold(kind: DeviceKind, vars: ScaffoldVars): Map<string
     const abs = path.join(ref, top);
     if (!existsSync(abs)) continue;
     if (statSync(abs).isDirectory()) {
-      for (const rel of walk(abs)) files.set(`${top}/${rel}`, readFileSync(path.join(abs, rel)));
+      for (const rel of walk(abs)) {
+        if (top === "csrc" && !referenceFileFor(kind, rel)) continue;
+        files.set(`${top}/${rel}`, readFileSync(path.join(abs, rel)));
+      }
     } else {
       files.set(top, readFileSync(abs));
     }
@@ -270,7 +324,7 @@ export function init(dir: string, opts: InitOptions): InitResult {
       problems.length === 1 ? [] : problems.map((message) => ({ severity: "error" as const, message })),
     );
   }
-  const vars = scaffoldVars(opts.name, kind as DeviceKind, opts.torchVersion, referenceOps(kernels as KernelSet));
+  const vars = scaffoldVars(opts.name, kind as DeviceKind, opts.torchVersion, kernelSetOps(kernels as KernelSet, kind as DeviceKind));
   const files = renderScaffold(kind as DeviceKind, vars);
   for (const [rel, content] of files) {
     const abs = path.join(target, rel);

@@ -1,0 +1,301 @@
+// What every CUDA kernel of the reference library shares: dtype dispatch
+// over device storage types (__half, __nv_bfloat16), opmath loads and
+// stores (float for the half types, as ATen's), the per-thread error text,
+// and the one elementwise launcher every pointwise op runs on: an offset
+// calculator over the descriptors' coalesced dims with a contiguous fast
+// path (TensorIterator + gpu_kernel in ATen, reduced to what a kernel
+// library needs).
+//
+// Torch-free by design (Note [Descriptor conventions] in RefKernels.h):
+// only the CUDA runtime and the C ABI headers pass through nvcc.
+#pragma once
+
+#include "kernels/RefKernels.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace refkc {
+
+using Half = __half;
+using BFloat16 = __nv_bfloat16;
+
+template <class T>
+constexpr bool is_half_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <class T>
+constexpr bool is_floating_v = std::is_floating_point_v<T> || is_half_v<T>;
+template <class T>
+constexpr bool is_integral_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+template <class T>
+using opmath_t = std::conditional_t<is_half_v<T>, float, T>;
+
+// Accumulation type of sums: double for floating types, int64 for integral
+// ones (RefKernels.h's refkReduce contract).
+template <class T>
+using acc_t = std::conditional_t<is_floating_v<T>, double, int64_t>;
+
+template <class T>
+__host__ __device__ inline opmath_t<T> load(T v) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return __half2float(v);
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return __bfloat162float(v);
+  } else {
+    return v;
+  }
+}
+
+// Converts an opmath (or accumulation) value to storage type T: through
+// float for the half types (as the CPU library), != 0 for bool.
+template <class T, class C>
+__host__ __device__ inline T store(C v) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return __float2half_rn(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return __float2bfloat16_rn(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v != C(0);
+  } else if constexpr (is_half_v<C>) {
+    return static_cast<T>(load(v));
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+template <class T>
+struct Tag {
+  using type = T;
+};
+
+inline int64_t itemsize(refkDtype d) {
+  switch (d) {
+    case refkBool:
+    case refkUInt8:
+    case refkInt8: return 1;
+    case refkInt16:
+    case refkFloat16:
+    case refkBFloat16: return 2;
+    case refkInt32:
+    case refkFloat32: return 4;
+    case refkInt64:
+    case refkFloat64: return 8;
+  }
+  return 0;
+}
+
+// Calls f(Tag<T>{}) with the device storage type of `d`.
+template <class F>
+decltype(auto) dispatch(refkDtype d, F&& f) {
+  switch (d) {
+    case refkBool: return f(Tag<bool>{});
+    case refkUInt8: return f(Tag<uint8_t>{});
+    case refkInt8: return f(Tag<int8_t>{});
+    case refkInt16: return f(Tag<int16_t>{});
+    case refkInt32: return f(Tag<int32_t>{});
+    case refkInt64: return f(Tag<int64_t>{});
+    case refkFloat16: return f(Tag<Half>{});
+    case refkBFloat16: return f(Tag<BFloat16>{});
+    case refkFloat32: return f(Tag<float>{});
+    case refkFloat64: return f(Tag<double>{});
+  }
+  return f(Tag<bool>{});
+}
+
+// ---- errors ----------------------------------------------------------------
+
+const char* dtype_name(refkDtype d);
+refkStatus fail(refkStatus s, const std::string& message);
+refkStatus unsupported(const char* op, refkDtype d);
+// The status of the launch just made (a launch error is refkErrorInvalidValue
+// with CUDA's text).
+refkStatus launched(const char* op);
+refkStatus not_implemented(const char* entry);
+
+inline cudaStream_t stream_of(const refkContext* ctx) {
+  return ctx == nullptr || ctx->stream == nullptr ? cudaStreamLegacy : reinterpret_cast<cudaStream_t>(ctx->stream);
+}
+
+inline int64_t numel(const refkTensor& t) {
+  int64_t n = 1;
+  for (int i = 0; i < t.ndim; ++i) n *= t.sizes[i];
+  return n;
+}
+
+inline bool same_shape(const refkTensor& a, const refkTensor& b) {
+  if (a.ndim != b.ndim) return false;
+  for (int d = 0; d < a.ndim; ++d) {
+    if (a.sizes[d] != b.sizes[d]) return false;
+  }
+  return true;
+}
+
+refkStatus check_shapes(const char* op, std::initializer_list<const refkTensor*> ts);
+
+// Blocks for a grid-stride loop over n items.
+inline unsigned blocks_for(int64_t n, int threads = 256) {
+  const int64_t b = (n + threads - 1) / threads;
+  return static_cast<unsigned>(b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b));
+}
+
+// ---- the offset calculator -------------------------------------------------
+
+// N operands of one shape (operand 0 is the output) as byte strides over
+// coalesced dims, innermost last; passed to kernels by value.
+template <int N>
+struct Offsets {
+  int ndim = 0;
+  bool contiguous = false;  // one dim, every operand dense (stride == itemsize)
+  int64_t numel = 1;
+  int64_t sizes[REFK_MAX_DIMS] = {};
+  int64_t strides[N][REFK_MAX_DIMS] = {};
+
+  __device__ inline void at(int64_t i, int64_t (&off)[N]) const {
+    for (int k = 0; k < N; ++k) off[k] = 0;
+    for (int d = ndim - 1; d >= 0; --d) {
+      const int64_t idx = i % sizes[d];
+      i /= sizes[d];
+      for (int k = 0; k < N; ++k) off[k] += idx * strides[k][d];
+    }
+  }
+};
+
+// Plans the operands' loop as the CPU library's Loop does: size-1 dims
+// dropped, dims ordered by the output's stride (largest first), adjacent
+// dims merged where every operand steps over them exactly.
+template <int N>
+Offsets<N> plan(const refkTensor* const (&ops)[N]) {
+  Offsets<N> o;
+  const refkTensor& out = *ops[0];
+  int order[REFK_MAX_DIMS];
+  int n = 0;
+  for (int d = 0; d < out.ndim; ++d) {
+    o.numel *= out.sizes[d];
+    if (out.sizes[d] != 1) order[n++] = d;
+  }
+  // Insertion sort (stable), by |stride| of the first operand that differs.
+  for (int i = 1; i < n; ++i) {
+    const int d = order[i];
+    int j = i;
+    auto before = [&](int x, int y) {
+      for (int k = 0; k < N; ++k) {
+        const int64_t sx = ops[k]->strides[x] < 0 ? -ops[k]->strides[x] : ops[k]->strides[x];
+        const int64_t sy = ops[k]->strides[y] < 0 ? -ops[k]->strides[y] : ops[k]->strides[y];
+        if (sx != sy) return sx > sy;
+      }
+      return false;
+    };
+    while (j > 0 && before(d, order[j - 1])) {
+      order[j] = order[j - 1];
+      --j;
+    }
+    order[j] = d;
+  }
+  for (int i = 0; i < n; ++i) {
+    const int d = order[i];
+    const int64_t size = out.sizes[d];
+    bool merge = o.ndim > 0;
+    for (int k = 0; k < N && merge; ++k) {
+      merge = o.strides[k][o.ndim - 1] == ops[k]->strides[d] * itemsize(ops[k]->dtype) * size;
+    }
+    if (merge) {
+      o.sizes[o.ndim - 1] *= size;
+      for (int k = 0; k < N; ++k) o.strides[k][o.ndim - 1] = ops[k]->strides[d] * itemsize(ops[k]->dtype);
+    } else {
+      o.sizes[o.ndim] = size;
+      for (int k = 0; k < N; ++k) o.strides[k][o.ndim] = ops[k]->strides[d] * itemsize(ops[k]->dtype);
+      ++o.ndim;
+    }
+  }
+  if (o.ndim == 0) {
+    o.sizes[0] = 1;
+    for (int k = 0; k < N; ++k) o.strides[k][0] = itemsize(ops[k]->dtype);
+    o.ndim = 1;
+  }
+  o.contiguous = o.ndim == 1;
+  for (int k = 0; k < N && o.contiguous; ++k) o.contiguous = o.strides[k][0] == itemsize(ops[k]->dtype);
+  return o;
+}
+
+// Base pointers of N operands, by value.
+template <int N>
+struct Ptrs {
+  char* p[N];
+};
+
+template <int N, class F>
+__global__ void strided_kernel(Offsets<N> o, Ptrs<N> base, F f) {
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < o.numel; i += stride) {
+    int64_t off[N];
+    o.at(i, off);
+    char* p[N];
+    for (int k = 0; k < N; ++k) p[k] = base.p[k] + off[k];
+    f(p);
+  }
+}
+
+// Contiguous operands: pointers step by each operand's item size.
+template <int N>
+struct Sizes {
+  int64_t s[N];
+};
+
+template <int N, class F>
+__global__ void dense_kernel(int64_t n, Ptrs<N> base, Sizes<N> isz, F f) {
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    char* p[N];
+    for (int k = 0; k < N; ++k) p[k] = base.p[k] + i * isz.s[k];
+    f(p);
+  }
+}
+
+// The elementwise launcher: calls f(char* const (&p)[N]) on the device for
+// every element, p[k] pointing at operand k's element, on the context's
+// stream. f must be a device functor (no host state).
+template <int N, class F>
+refkStatus for_each(const char* op, const refkContext* ctx, const refkTensor* const (&ops)[N], F f) {
+  const Offsets<N> o = plan(ops);
+  if (o.numel == 0) return refkSuccess;
+  Ptrs<N> base;
+  for (int k = 0; k < N; ++k) base.p[k] = static_cast<char*>(ops[k]->data);
+  const unsigned blocks = blocks_for(o.numel);
+  if (o.contiguous) {
+    Sizes<N> isz;
+    for (int k = 0; k < N; ++k) isz.s[k] = itemsize(ops[k]->dtype);
+    dense_kernel<N><<<blocks, 256, 0, stream_of(ctx)>>>(o.numel, base, isz, f);
+  } else {
+    strided_kernel<N><<<blocks, 256, 0, stream_of(ctx)>>>(o, base, f);
+  }
+  return launched(op);
+}
+
+// out = f(in...) with all inputs of storage type In, in opmath.
+template <class Out, class In, int NIN, class F>
+struct Typed {
+  F f;
+  __device__ void operator()(char* const (&p)[NIN + 1]) const {
+    Out* o = reinterpret_cast<Out*>(p[0]);
+    if constexpr (NIN == 1) {
+      *o = store<Out>(f(load(*reinterpret_cast<const In*>(p[1]))));
+    } else if constexpr (NIN == 2) {
+      *o = store<Out>(f(load(*reinterpret_cast<const In*>(p[1])), load(*reinterpret_cast<const In*>(p[2]))));
+    } else {
+      *o = store<Out>(f(load(*reinterpret_cast<const In*>(p[1])), load(*reinterpret_cast<const In*>(p[2])),
+                        load(*reinterpret_cast<const In*>(p[3]))));
+    }
+  }
+};
+
+template <class Out, class In, int NIN, class F>
+refkStatus typed(const char* op, const refkContext* ctx, const refkTensor* const (&ops)[NIN + 1], F f) {
+  return for_each<NIN + 1>(op, ctx, ops, Typed<Out, In, NIN, F>{f});
+}
+
+}  // namespace refkc

@@ -1,0 +1,57 @@
+// The kernel library entry points (RefKernels.h) the CUDA library does not
+// implement yet. Each exists, so a project links and imports, and fails
+// with refkErrorNotImplemented and a text naming it; the operators that
+// need them are left out of backends/ref/cuda-ops.txt, so they run through
+// the CPU fallback (and the fallback counter names them).
+//
+// Note [Every entry point has a CUDA definition]: an entry point declared
+// in RefKernels.h with no definition here or in another kernels/cuda/ file
+// leaves the CUDA project's extension with an undefined symbol, so its
+// import fails; test/integration/cuda-backend.test.ts checks the header
+// against kernels/cuda/ without building. A new entry point gets a line
+// here until its kernel exists.
+#include "kernels/cuda/Common.cuh"
+
+using refkc::not_implemented;
+
+extern "C" {
+
+refkStatus refkRandperm(const refkContext*, const refkTensor*, uint64_t, uint64_t) {
+  return not_implemented("refkRandperm");
+}
+refkStatus refkGather(const refkContext*, const refkTensor*, const refkTensor*, int32_t, const refkTensor*) {
+  return not_implemented("refkGather");
+}
+refkStatus refkScatter(const refkContext*, const refkTensor*, int32_t, const refkTensor*, const refkTensor*, refkScalar,
+                       refkScatterReduce, int32_t) {
+  return not_implemented("refkScatter");
+}
+refkStatus refkIndexSelect(const refkContext*, const refkTensor*, const refkTensor*, int32_t, const refkTensor*) {
+  return not_implemented("refkIndexSelect");
+}
+refkStatus refkIndex(const refkContext*, const refkTensor*, const refkTensor*, int32_t, const refkTensor*,
+                     const int64_t*, const int64_t*) {
+  return not_implemented("refkIndex");
+}
+refkStatus refkIndexPut(const refkContext*, const refkTensor*, const refkTensor*, int32_t, const refkTensor*,
+                        const int64_t*, const int64_t*, int32_t) {
+  return not_implemented("refkIndexPut");
+}
+refkStatus refkSort(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int32_t, int32_t) {
+  return not_implemented("refkSort");
+}
+refkStatus refkTopk(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int64_t, int32_t,
+                    int32_t) {
+  return not_implemented("refkTopk");
+}
+refkStatus refkCountNonzero(const refkContext*, const refkTensor*, const refkTensor*) {
+  return not_implemented("refkCountNonzero");
+}
+refkStatus refkNonzero(const refkContext*, const refkTensor*, const refkTensor*) {
+  return not_implemented("refkNonzero");
+}
+refkStatus refkMaskedScatter(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*) {
+  return not_implemented("refkMaskedScatter");
+}
+
+}  // extern "C"

@@ -1,0 +1,376 @@
+// Reductions of the CUDA reference library: refkReduce (one block per
+// output element, threads striding over the reduced elements, a shared
+// memory tree to combine), refkArgReduce (the same, carrying positions) and
+// refkCumsum (a thread per row). Floating inputs accumulate in double and
+// integers in int64 (the refkReduce contract, as the CPU library); half
+// types load through float. The output dtype is picked at run time, so
+// kernels are instantiated per input dtype and op only.
+#include "kernels/cuda/Common.cuh"
+
+#include <cfloat>
+#include <climits>
+
+namespace refkc {
+namespace {
+
+constexpr int kThreads = 256;
+
+// Kept and reduced dims of a reduction (byte strides), coalesced.
+struct Plan {
+  int kept = 0, red = 0;
+  int64_t kept_sizes[REFK_MAX_DIMS], kept_in[REFK_MAX_DIMS], kept_out[REFK_MAX_DIMS];
+  int64_t red_sizes[REFK_MAX_DIMS], red_in[REFK_MAX_DIMS];
+  int64_t M = 1, K = 1;
+  refkDtype out_dtype;
+};
+
+Plan plan_reduce(const refkTensor& out, const refkTensor& in, int nreduce) {
+  Plan s;
+  s.out_dtype = out.dtype;
+  const int64_t isz = itemsize(in.dtype), osz = itemsize(out.dtype);
+  for (int d = 0; d < out.ndim; ++d) {
+    s.M *= in.sizes[d];
+    if (in.sizes[d] == 1) continue;
+    const int64_t si = in.strides[d] * isz, so = out.strides[d] * osz;
+    if (s.kept > 0 && s.kept_in[s.kept - 1] == si * in.sizes[d] && s.kept_out[s.kept - 1] == so * in.sizes[d]) {
+      s.kept_sizes[s.kept - 1] *= in.sizes[d];
+      s.kept_in[s.kept - 1] = si;
+      s.kept_out[s.kept - 1] = so;
+    } else {
+      s.kept_sizes[s.kept] = in.sizes[d];
+      s.kept_in[s.kept] = si;
+      s.kept_out[s.kept++] = so;
+    }
+  }
+  for (int d = out.ndim; d < out.ndim + nreduce; ++d) {
+    s.K *= in.sizes[d];
+    if (in.sizes[d] == 1) continue;
+    const int64_t si = in.strides[d] * isz;
+    if (s.red > 0 && s.red_in[s.red - 1] == si * in.sizes[d]) {
+      s.red_sizes[s.red - 1] *= in.sizes[d];
+      s.red_in[s.red - 1] = si;
+    } else {
+      s.red_sizes[s.red] = in.sizes[d];
+      s.red_in[s.red++] = si;
+    }
+  }
+  return s;
+}
+
+__device__ inline int64_t offset_of(int64_t i, int n, const int64_t* sizes, const int64_t* strides) {
+  int64_t off = 0;
+  for (int d = n - 1; d >= 0; --d) {
+    off += (i % sizes[d]) * strides[d];
+    i /= sizes[d];
+  }
+  return off;
+}
+
+template <class A>
+__device__ void write_value(refkDtype d, char* p, A v) {
+  switch (d) {
+    case refkBool: *reinterpret_cast<bool*>(p) = store<bool>(v); break;
+    case refkUInt8: *reinterpret_cast<uint8_t*>(p) = store<uint8_t>(v); break;
+    case refkInt8: *reinterpret_cast<int8_t*>(p) = store<int8_t>(v); break;
+    case refkInt16: *reinterpret_cast<int16_t*>(p) = store<int16_t>(v); break;
+    case refkInt32: *reinterpret_cast<int32_t*>(p) = store<int32_t>(v); break;
+    case refkInt64: *reinterpret_cast<int64_t*>(p) = store<int64_t>(v); break;
+    case refkFloat16: *reinterpret_cast<Half*>(p) = store<Half>(v); break;
+    case refkBFloat16: *reinterpret_cast<BFloat16*>(p) = store<BFloat16>(v); break;
+    case refkFloat32: *reinterpret_cast<float*>(p) = store<float>(v); break;
+    case refkFloat64: *reinterpret_cast<double*>(p) = store<double>(v); break;
+  }
+}
+
+template <class T, refkReduceOp OP>
+struct Reducer {
+  using V = opmath_t<T>;
+  using A = std::conditional_t<OP == refkAmax || OP == refkAmin, V,
+                               std::conditional_t<OP == refkAny || OP == refkAll, bool, acc_t<T>>>;
+  __device__ static A init() {
+    if constexpr (OP == refkProd) return A(1);
+    if constexpr (OP == refkAll) return true;
+    if constexpr (OP == refkAmax) {
+      if constexpr (std::is_floating_point_v<A>) return A(-INFINITY);
+      else return std::numeric_limits<A>::lowest();
+    }
+    if constexpr (OP == refkAmin) {
+      if constexpr (std::is_floating_point_v<A>) return A(INFINITY);
+      else return std::numeric_limits<A>::max();
+    }
+    return A(0);
+  }
+  __device__ static A step(A acc, V x) {
+    if constexpr (OP == refkSum || OP == refkMean || OP == refkVar) return acc + A(x);
+    if constexpr (OP == refkNansum) {
+      if constexpr (is_floating_v<T>) return x != x ? acc : acc + A(x);
+      else return acc + A(x);
+    }
+    if constexpr (OP == refkProd) return acc * A(x);
+    if constexpr (OP == refkAny) return acc || (x != V(0));
+    if constexpr (OP == refkAll) return acc && (x != V(0));
+    if constexpr (OP == refkAmax || OP == refkAmin) return combine(acc, A(x));
+    return acc;
+  }
+  __device__ static A combine(A a, A b) {
+    if constexpr (OP == refkProd) return a * b;
+    if constexpr (OP == refkAny) return a || b;
+    if constexpr (OP == refkAll) return a && b;
+    if constexpr (OP == refkAmax || OP == refkAmin) {
+      if constexpr (is_floating_v<T>) {
+        if (a != a) return a;
+        if (b != b) return b;
+      }
+      if constexpr (OP == refkAmax) return a > b ? a : b;
+      else return a < b ? a : b;
+    }
+    return a + b;
+  }
+};
+
+// Combines one value per thread across the block; every thread gets the result.
+template <class A, class F>
+__device__ A block_combine(A v, F combine) {
+  static_assert(sizeof(A) <= 16, "block_combine: values of up to 16 bytes");
+  __shared__ alignas(16) unsigned char raw[kThreads * 16];
+  A* sm = reinterpret_cast<A*>(raw);
+  __syncthreads();
+  sm[threadIdx.x] = v;
+  __syncthreads();
+  for (int w = kThreads / 2; w > 0; w /= 2) {
+    if (static_cast<int>(threadIdx.x) < w) sm[threadIdx.x] = combine(sm[threadIdx.x], sm[threadIdx.x + w]);
+    __syncthreads();
+  }
+  return sm[0];
+}
+
+template <class T, refkReduceOp OP>
+__global__ void reduce_kernel(Plan s, const char* in, char* out, double correction) {
+  using R = Reducer<T, OP>;
+  using A = typename R::A;
+  for (int64_t m = blockIdx.x; m < s.M; m += gridDim.x) {
+    const char* row = in + offset_of(m, s.kept, s.kept_sizes, s.kept_in);
+    A acc = R::init();
+    for (int64_t k = threadIdx.x; k < s.K; k += blockDim.x) {
+      acc = R::step(acc, load(*reinterpret_cast<const T*>(row + offset_of(k, s.red, s.red_sizes, s.red_in))));
+    }
+    acc = block_combine(acc, [](A a, A b) { return R::combine(a, b); });
+    char* dst = out + offset_of(m, s.kept, s.kept_sizes, s.kept_out);
+    if constexpr (OP == refkMean) {
+      if (threadIdx.x == 0) write_value(s.out_dtype, dst, static_cast<double>(acc) / static_cast<double>(s.K));
+    } else if constexpr (OP == refkVar) {
+      const double mean = static_cast<double>(acc) / static_cast<double>(s.K);
+      double m2 = 0;
+      for (int64_t k = threadIdx.x; k < s.K; k += blockDim.x) {
+        const double x = static_cast<double>(
+            load(*reinterpret_cast<const T*>(row + offset_of(k, s.red, s.red_sizes, s.red_in))));
+        m2 += (x - mean) * (x - mean);
+      }
+      m2 = block_combine(m2, [](double a, double b) { return a + b; });
+      const double dof = static_cast<double>(s.K) - correction;
+      if (threadIdx.x == 0) write_value(s.out_dtype, dst, m2 / (dof > 0 ? dof : 0.0));
+    } else {
+      if (threadIdx.x == 0) write_value(s.out_dtype, dst, acc);
+    }
+  }
+}
+
+template <class T, refkReduceOp OP>
+refkStatus launch_reduce(const refkContext* ctx, const Plan& s, const refkTensor& out, const refkTensor& in,
+                         double correction) {
+  const unsigned blocks = static_cast<unsigned>(s.M < 65535 * 16 ? s.M : 65535 * 16);
+  reduce_kernel<T, OP><<<blocks, kThreads, 0, stream_of(ctx)>>>(s, static_cast<const char*>(in.data),
+                                                                 static_cast<char*>(out.data), correction);
+  return launched("reduce");
+}
+
+template <class T>
+refkStatus reduce_dispatch(const refkContext* ctx, refkReduceOp op, const Plan& s, const refkTensor& out,
+                           const refkTensor& in, double correction) {
+  switch (op) {
+    case refkSum: return launch_reduce<T, refkSum>(ctx, s, out, in, correction);
+    case refkNansum: return launch_reduce<T, refkNansum>(ctx, s, out, in, correction);
+    case refkProd: return launch_reduce<T, refkProd>(ctx, s, out, in, correction);
+    case refkAny: return launch_reduce<T, refkAny>(ctx, s, out, in, correction);
+    case refkAll: return launch_reduce<T, refkAll>(ctx, s, out, in, correction);
+    case refkAmax: return launch_reduce<T, refkAmax>(ctx, s, out, in, correction);
+    case refkAmin: return launch_reduce<T, refkAmin>(ctx, s, out, in, correction);
+    case refkMean:
+    case refkVar:
+      if constexpr (!is_floating_v<T>) {
+        return unsupported(op == refkMean ? "mean" : "var", in.dtype);
+      } else {
+        if (op == refkMean) return launch_reduce<T, refkMean>(ctx, s, out, in, correction);
+        return launch_reduce<T, refkVar>(ctx, s, out, in, correction);
+      }
+  }
+  return fail(refkErrorInvalidValue, "reduce: unknown op");
+}
+
+// ---- arg reductions ---------------------------------------------------------
+
+struct RowPlan {
+  int ndim;  // dims of the rows' index space (in.ndim - 1)
+  int64_t sizes[REFK_MAX_DIMS], in_strides[REFK_MAX_DIMS], a_strides[REFK_MAX_DIMS], b_strides[REFK_MAX_DIMS];
+  int64_t rows, K, ks, ks_out;
+};
+
+template <class V>
+struct Best {
+  V v;
+  int64_t i;
+};
+
+template <class T>
+__global__ void argreduce_kernel(RowPlan p, int is_max, const T* in, T* values, int64_t* indices) {
+  using V = opmath_t<T>;
+  for (int64_t m = blockIdx.x; m < p.rows; m += gridDim.x) {
+    int64_t in_off = 0, idx_off = 0, val_off = 0, rem = m;
+    for (int d = p.ndim - 1; d >= 0; --d) {
+      const int64_t i = rem % p.sizes[d];
+      rem /= p.sizes[d];
+      in_off += i * p.in_strides[d];
+      idx_off += i * p.a_strides[d];
+      val_off += i * p.b_strides[d];
+    }
+    Best<V> best{load(in[in_off]), 0};
+    bool have = false;
+    for (int64_t k = threadIdx.x; k < p.K; k += blockDim.x) {
+      const Best<V> c{load(in[in_off + k * p.ks]), k};
+      if (!have) {
+        best = c;
+        have = true;
+        continue;
+      }
+      if constexpr (is_floating_v<T>) {
+        if (best.v != best.v) continue;
+        if (c.v != c.v) {
+          best = c;
+          continue;
+        }
+      }
+      if (is_max ? c.v > best.v : c.v < best.v) best = c;
+    }
+    if (!have) best.i = INT64_MAX;  // a thread with no element loses every comparison
+    const int ismax = is_max;
+    best = block_combine(best, [ismax](Best<V> a, Best<V> b) {
+      if (a.i == INT64_MAX) return b;
+      if (b.i == INT64_MAX) return a;
+      if constexpr (is_floating_v<T>) {
+        const bool na = a.v != a.v, nb = b.v != b.v;
+        if (na || nb) {
+          if (na && nb) return a.i < b.i ? a : b;
+          return na ? a : b;
+        }
+      }
+      if (a.v == b.v) return a.i < b.i ? a : b;
+      return (ismax ? a.v > b.v : a.v < b.v) ? a : b;
+    });
+    if (threadIdx.x == 0) {
+      indices[idx_off] = best.i;
+      if (values != nullptr) values[val_off] = store<T>(best.v);
+    }
+  }
+}
+
+// ---- cumsum -------------------------------------------------------------------
+
+template <class T, class A>
+__global__ void cumsum_kernel(RowPlan p, const T* in, char* out, refkDtype out_dtype, int64_t out_isz) {
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t m = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; m < p.rows; m += stride) {
+    int64_t ioff = 0, ooff = 0, rem = m;
+    for (int d = p.ndim - 1; d >= 0; --d) {
+      const int64_t i = rem % p.sizes[d];
+      rem /= p.sizes[d];
+      ioff += i * p.in_strides[d];
+      ooff += i * p.a_strides[d];
+    }
+    A acc = 0;
+    for (int64_t k = 0; k < p.K; ++k) {
+      acc += static_cast<A>(load(in[ioff + k * p.ks]));
+      write_value(out_dtype, out + (ooff + k * p.ks_out) * out_isz, acc);
+    }
+  }
+}
+
+RowPlan plan_rows(const refkTensor& in, const refkTensor* a, const refkTensor* b) {
+  RowPlan p{};
+  const int last = in.ndim - 1;
+  p.ndim = last < 0 ? 0 : last;
+  p.rows = 1;
+  for (int d = 0; d < p.ndim; ++d) {
+    p.sizes[d] = in.sizes[d];
+    p.in_strides[d] = in.strides[d];
+    p.a_strides[d] = a != nullptr && a->data != nullptr ? a->strides[d] : 0;
+    p.b_strides[d] = b != nullptr && b->data != nullptr ? b->strides[d] : 0;
+    p.rows *= in.sizes[d];
+  }
+  p.K = last < 0 ? 1 : in.sizes[last];
+  p.ks = last < 0 ? 0 : in.strides[last];
+  p.ks_out = last < 0 || a == nullptr ? 0 : a->strides[last < a->ndim ? last : 0];
+  return p;
+}
+
+}  // namespace
+}  // namespace refkc
+
+using namespace refkc;
+
+extern "C" {
+
+refkStatus refkReduce(const refkContext* ctx, refkReduceOp op, const refkTensor* out, const refkTensor* in,
+                      int32_t nreduce, refkScalar param) {
+  if (nreduce < 0 || out->ndim + nreduce != in->ndim) return fail(refkErrorInvalidValue, "reduce: bad ranks");
+  for (int d = 0; d < out->ndim; ++d) {
+    if (out->sizes[d] != in->sizes[d]) return fail(refkErrorInvalidValue, "reduce: kept dims must match");
+  }
+  if (numel(*out) == 0) return refkSuccess;
+  const Plan s = plan_reduce(*out, *in, nreduce);
+  return dispatch(in->dtype, [&](auto tag) {
+    return reduce_dispatch<typename decltype(tag)::type>(ctx, op, s, *out, *in, param.f);
+  });
+}
+
+refkStatus refkArgReduce(const refkContext* ctx, int32_t is_max, const refkTensor* values, const refkTensor* indices,
+                         const refkTensor* in) {
+  if (indices->ndim + 1 != in->ndim || indices->dtype != refkInt64) {
+    return fail(refkErrorInvalidValue, "argreduce: indices must be int64 with one dim fewer than the input");
+  }
+  const int64_t K = in->sizes[in->ndim - 1];
+  if (K == 0) return fail(refkErrorInvalidValue, "argreduce: cannot reduce an empty dimension");
+  const RowPlan p = plan_rows(*in, indices, values);
+  if (p.rows == 0) return refkSuccess;
+  return dispatch(in->dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const unsigned blocks = static_cast<unsigned>(p.rows < 65535 * 16 ? p.rows : 65535 * 16);
+    argreduce_kernel<T><<<blocks, kThreads, 0, stream_of(ctx)>>>(p, is_max, static_cast<const T*>(in->data),
+                                                                 static_cast<T*>(values->data),
+                                                                 static_cast<int64_t*>(indices->data));
+    return launched("argreduce");
+  });
+}
+
+refkStatus refkCumsum(const refkContext* ctx, const refkTensor* out, const refkTensor* in) {
+  if (auto s = check_shapes("cumsum", {out, in})) return s;
+  if (numel(*out) == 0) return refkSuccess;
+  RowPlan p = plan_rows(*in, out, nullptr);
+  if (in->ndim == 0) p.ks_out = 0;
+  const bool floating = out->dtype == refkFloat16 || out->dtype == refkBFloat16 || out->dtype == refkFloat32 ||
+                        out->dtype == refkFloat64;
+  return dispatch(in->dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = static_cast<const T*>(in->data);
+    char* dst = static_cast<char*>(out->data);
+    if (floating) {
+      cumsum_kernel<T, double><<<blocks_for(p.rows), kThreads, 0, stream_of(ctx)>>>(p, src, dst, out->dtype,
+                                                                                     itemsize(out->dtype));
+    } else {
+      cumsum_kernel<T, int64_t><<<blocks_for(p.rows), kThreads, 0, stream_of(ctx)>>>(p, src, dst, out->dtype,
+                                                                                      itemsize(out->dtype));
+    }
+    return launched("cumsum");
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,201 @@
+// Unary elementwise kernels of the CUDA reference library. One kernel per
+// dtype (and per predicate/same-dtype form) with the op chosen by a switch
+// on a kernel argument: the branch is uniform across a launch, and the
+// library compiles in seconds instead of once per (op, dtype). Numerics are
+// the CPU library's (kernels/cpu/Unary.cpp), in opmath.
+#include "kernels/cuda/Common.cuh"
+
+namespace refkc {
+namespace {
+
+// x < 0 without nvcc's "pointless comparison" warning for unsigned types.
+template <class V>
+__device__ inline bool negative(V x) {
+  if constexpr (std::is_unsigned_v<V>) return false;
+  else return x < V(0);
+}
+
+template <class T>
+struct Predicate {
+  refkUnaryOp op;
+  __device__ bool operator()(opmath_t<T> x) const {
+    using V = opmath_t<T>;
+    switch (op) {
+      case refkLogicalNot: return !(x != V(0));
+      default: break;
+    }
+    if constexpr (is_floating_v<T>) {
+      switch (op) {
+        case refkIsNan: return isnan(x);
+        case refkIsInf: return isinf(x);
+        case refkIsPosInf: return isinf(x) && x > V(0);
+        case refkIsNegInf: return isinf(x) && x < V(0);
+        case refkIsFinite: return isfinite(x);
+        case refkSignbit: return signbit(x);
+        default: return false;
+      }
+    } else {
+      switch (op) {
+        case refkIsFinite: return true;
+        case refkSignbit:
+          if constexpr (std::is_signed_v<V>) return x < V(0);
+          return false;
+        default: return false;
+      }
+    }
+  }
+};
+
+template <class T>
+struct Same {
+  refkUnaryOp op;
+  refkUnaryParams p;
+  __device__ opmath_t<T> operator()(opmath_t<T> x) const {
+    using V = opmath_t<T>;
+    if constexpr (std::is_same_v<T, bool>) {
+      return !x;  // bitwise_not, the only same-dtype op on bool
+    } else {
+      switch (op) {
+        case refkAbs:
+          if constexpr (std::is_unsigned_v<V>) return x;
+          else return x < V(0) ? V(-x) : V(x == V(0) ? V(0) : x);
+        case refkNeg: return V(-x);
+        case refkSign:
+        case refkSgn: return V((V(0) < x) - negative(x));
+        case refkRelu: return negative(x) ? V(0) : x;
+        case refkSquare: return V(x * x);
+        case refkHardtanh: {
+          if constexpr (is_floating_v<T>) {
+            if (isnan(x)) return x;
+          }
+          const V lo = V(p.p0), hi = V(p.p1);
+          return x < lo ? lo : (x > hi ? hi : x);
+        }
+        default: break;
+      }
+      if constexpr (is_integral_v<T>) {
+        if (op == refkBitwiseNot) return V(~x);
+        return x;  // ceil, floor, round, trunc
+      } else {
+        const V one(1), zero(0);
+        switch (op) {
+          case refkCeil: return ceil(x);
+          case refkFloor: return floor(x);
+          case refkTrunc: return trunc(x);
+          case refkFrac: return x - trunc(x);
+          case refkRound: {
+            if (p.i == 0) return nearbyint(x);
+            const V ten = pow(V(10), V(p.i < 0 ? -p.i : p.i));
+            return p.i < 0 ? nearbyint(x / ten) * ten : nearbyint(x * ten) / ten;
+          }
+          case refkExp: return exp(x);
+          case refkExp2: return exp2(x);
+          case refkExpm1: return expm1(x);
+          case refkLog: return log(x);
+          case refkLog2: return log2(x);
+          case refkLog10: return log10(x);
+          case refkLog1p: return log1p(x);
+          case refkSin: return sin(x);
+          case refkCos: return cos(x);
+          case refkTan: return tan(x);
+          case refkAsin: return asin(x);
+          case refkAcos: return acos(x);
+          case refkAtan: return atan(x);
+          case refkSinh: return sinh(x);
+          case refkCosh: return cosh(x);
+          case refkTanh: return tanh(x);
+          case refkAsinh: return asinh(x);
+          case refkAcosh: return acosh(x);
+          case refkAtanh: return atanh(x);
+          case refkErf: return erf(x);
+          case refkErfc: return erfc(x);
+          case refkSqrt: return sqrt(x);
+          case refkRsqrt: return one / sqrt(x);
+          case refkReciprocal: return one / x;
+          case refkSigmoid: return one / (one + exp(-x));
+          case refkSilu: return x / (one + exp(-x));
+          case refkGeluNone: {
+            // As the CPU library (ATen's vectorized float kernels): +inf gives
+            // NaN except in double, and float scales last.
+            if (!std::is_same_v<T, double> && isinf(x) && x > zero) return V(NAN);
+            const V e = one + erf(x * V(0.70710678118654752440));
+            if constexpr (std::is_same_v<T, double>) return V(0.5) * x * e;
+            return x * e * V(0.5);
+          }
+          case refkGeluTanh: {
+            const V inner = V(0.79788456080286535588) * (x + V(0.044715) * x * x * x);
+            return V(0.5) * x * (one + tanh(inner));
+          }
+          case refkElu:
+            return x <= zero ? expm1(x * V(p.p2)) * V(p.p0) * V(p.p1) : x * V(p.p1);
+          case refkLeakyRelu: return x > zero ? x : x * V(p.p0);
+          case refkHardsigmoid: return fmin(fmax(x + V(3), V(0)), V(6)) / V(6);
+          case refkHardswish: return x * fmin(fmax(x + V(3), V(0)), V(6)) / V(6);
+          case refkSoftplus:
+            return x * V(p.p0) > V(p.p1) ? x : log1p(exp(x * V(p.p0))) / V(p.p0);
+          case refkMish: return x * tanh(log1p(exp(x)));
+          default: return x;
+        }
+      }
+    }
+  }
+};
+
+bool is_predicate(refkUnaryOp op) {
+  switch (op) {
+    case refkIsNan:
+    case refkIsInf:
+    case refkIsPosInf:
+    case refkIsNegInf:
+    case refkIsFinite:
+    case refkLogicalNot:
+    case refkSignbit: return true;
+    default: return false;
+  }
+}
+
+// Which (op, dtype) pairs exist: the CPU library's, checked on the host
+// since a kernel cannot fail.
+bool supported(refkUnaryOp op, refkDtype d) {
+  if (is_predicate(op)) return true;
+  const bool floating = d == refkFloat16 || d == refkBFloat16 || d == refkFloat32 || d == refkFloat64;
+  if (d == refkBool) return op == refkBitwiseNot;
+  switch (op) {
+    case refkAbs:
+    case refkNeg:
+    case refkSign:
+    case refkSgn:
+    case refkRelu:
+    case refkSquare:
+    case refkHardtanh: return true;
+    case refkBitwiseNot: return !floating;
+    case refkCeil:
+    case refkFloor:
+    case refkRound:
+    case refkTrunc: return true;
+    default: return floating;
+  }
+}
+
+}  // namespace
+}  // namespace refkc
+
+using namespace refkc;
+
+extern "C" refkStatus refkUnary(const refkContext* ctx, refkUnaryOp op, const refkTensor* out, const refkTensor* in,
+                                const refkUnaryParams* params) {
+  if (auto s = check_shapes("unary", {out, in})) return s;
+  if (!supported(op, in->dtype)) return unsupported("unary", in->dtype);
+  const refkUnaryParams p = params ? *params : refkUnaryParams{0, 0, 0, 0};
+  const refkTensor* ops[2] = {out, in};
+  if (is_predicate(op)) {
+    if (out->dtype != refkBool) return fail(refkErrorInvalidValue, "unary: predicates write bool");
+  } else if (out->dtype != in->dtype) {
+    return fail(refkErrorInvalidValue, "unary: output dtype must match the input's");
+  }
+  return dispatch(in->dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (is_predicate(op)) return typed<bool, T, 1>("unary", ctx, ops, Predicate<T>{op});
+    return typed<T, T, 1>("unary", ctx, ops, Same<T>{op, p});
+  });
+}
