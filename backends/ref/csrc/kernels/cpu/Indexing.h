@@ -1,0 +1,250 @@
+// What the indexing kernels of the CPU reference library share (Index.cpp:
+// reads by index, index_put, nonzero, masked_scatter; Scatter.cpp: scatter
+// and its reductions): access windows over a runtime number of operands, the
+// first out-of-range index of Note [Index errors], index dtype dispatch, and
+// a loop planner for a runtime operand count.
+#pragma once
+
+#include "kernels/cpu/Common.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace refk {
+
+// ---- access, errors ----------------------------------------------------------
+
+// Note [Protected device memory] for a runtime number of operands (Access
+// in Common.h holds a fixed few).
+class AccessAll {
+ public:
+  explicit AccessAll(const std::vector<const refkTensor*>& ts) {
+    for (const refkTensor* t : ts) {
+      if (t != nullptr && t->data != nullptr) {
+        refAccessBegin(t->data);
+        ptrs_.push_back(t->data);
+      }
+    }
+  }
+  ~AccessAll() {
+    for (auto it = ptrs_.rbegin(); it != ptrs_.rend(); ++it) refAccessEnd(*it);
+  }
+  AccessAll(const AccessAll&) = delete;
+  AccessAll& operator=(const AccessAll&) = delete;
+
+ private:
+  std::vector<const void*> ptrs_;
+};
+
+// The offending index of Note [Index errors]: threads report what they
+// find and the lowest position wins, so the message does not depend on
+// thread timing.
+class IndexError {
+ public:
+  void report(int64_t pos, int64_t value, int64_t dim, int64_t size) {
+    std::lock_guard<std::mutex> g(mu_);
+    if (pos < pos_) {
+      pos_ = pos;
+      value_ = value;
+      dim_ = dim;
+      size_ = size;
+    }
+    found_.store(true, std::memory_order_relaxed);
+  }
+  bool found() const { return found_.load(std::memory_order_relaxed); }
+  refkStatus status() const {
+    if (!found()) return refkSuccess;
+    return fail(refkErrorIndexOutOfBounds, "index " + std::to_string(value_) + " is out of bounds for dimension " +
+                                               std::to_string(dim_) + " with size " + std::to_string(size_));
+  }
+
+ private:
+  std::mutex mu_;
+  std::atomic<bool> found_{false};
+  int64_t pos_ = std::numeric_limits<int64_t>::max();
+  int64_t value_ = 0, dim_ = 0, size_ = 0;
+};
+
+inline bool is_index_dtype(refkDtype d) { return d == refkInt32 || d == refkInt64; }
+
+template <class F>
+decltype(auto) dispatch_index(refkDtype d, F&& f) {
+  if (d == refkInt32) return f(Tag<int32_t>{});
+  return f(Tag<int64_t>{});
+}
+
+// Calls f(Tag<E>{}) with an unsigned type of the dtype's size: moving
+// elements by index needs only their bytes.
+template <class F>
+decltype(auto) dispatch_bytes(refkDtype d, F&& f) {
+  switch (itemsize(d)) {
+    case 1: return f(Tag<uint8_t>{});
+    case 2: return f(Tag<uint16_t>{});
+    case 4: return f(Tag<uint32_t>{});
+    default: return f(Tag<uint64_t>{});
+  }
+}
+
+// ---- the planner, with a runtime operand count -------------------------------
+
+inline constexpr int kMaxOps = REFK_MAX_DIMS + 2;
+
+// Loop<N> of Common.h for operands whose number is known only at run time
+// (advanced indexing has one per index tensor): operands of one shape,
+// operand 0 leading, as byte strides over coalesced dims, innermost last.
+struct Plan {
+  int nops = 0;
+  int ndim = 0;
+  int64_t numel = 1;
+  int64_t sizes[REFK_MAX_DIMS] = {};
+  int64_t strides[kMaxOps][REFK_MAX_DIMS] = {};
+  char* data[kMaxOps] = {};
+
+  Plan(const refkTensor* const* ops, int n) : nops(n) {
+    const refkTensor& lead = *ops[0];
+    for (int k = 0; k < n; ++k) data[k] = static_cast<char*>(ops[k]->data);
+    int order[REFK_MAX_DIMS];
+    int m = 0;
+    for (int d = 0; d < lead.ndim; ++d) {
+      numel *= lead.sizes[d];
+      if (lead.sizes[d] != 1) order[m++] = d;
+    }
+    std::stable_sort(order, order + m, [&](int x, int y) {
+      for (int k = 0; k < n; ++k) {
+        const int64_t sx = std::abs(ops[k]->strides[x]), sy = std::abs(ops[k]->strides[y]);
+        if (sx != sy) return sx > sy;
+      }
+      return false;
+    });
+    for (int i = 0; i < m; ++i) {
+      const int d = order[i];
+      const int64_t size = lead.sizes[d];
+      bool merge = ndim > 0;
+      for (int k = 0; k < n && merge; ++k) {
+        merge = strides[k][ndim - 1] == ops[k]->strides[d] * itemsize(ops[k]->dtype) * size;
+      }
+      const int at = merge ? ndim - 1 : ndim;
+      if (merge) {
+        sizes[at] *= size;
+      } else {
+        sizes[at] = size;
+        ++ndim;
+      }
+      for (int k = 0; k < n; ++k) strides[k][at] = ops[k]->strides[d] * itemsize(ops[k]->dtype);
+    }
+    if (ndim == 0) {
+      sizes[0] = 1;
+      for (int k = 0; k < n; ++k) strides[k][0] = 0;
+      ndim = 1;
+    }
+  }
+
+  // row(ptrs, inner_strides, count, pos) for every run of the innermost dim
+  // within elements [begin, end) (pos: the run's first element).
+  template <class Row>
+  void rows(int64_t begin, int64_t end, Row&& row) const {
+    const int last = ndim - 1;
+    int64_t idx[REFK_MAX_DIMS];
+    int64_t rem = begin;
+    for (int d = last; d >= 0; --d) {
+      idx[d] = rem % sizes[d];
+      rem /= sizes[d];
+    }
+    int64_t inner[kMaxOps];
+    for (int k = 0; k < nops; ++k) inner[k] = strides[k][last];
+    char* ptrs[kMaxOps];
+    for (int64_t pos = begin; pos < end;) {
+      for (int k = 0; k < nops; ++k) {
+        ptrs[k] = data[k];
+        for (int d = 0; d <= last; ++d) ptrs[k] += idx[d] * strides[k][d];
+      }
+      const int64_t count = std::min(sizes[last] - idx[last], end - pos);
+      row(static_cast<char* const*>(ptrs), static_cast<const int64_t*>(inner), count, pos);
+      pos += count;
+      idx[last] += count;
+      for (int d = last; d > 0 && idx[d] == sizes[d]; --d) {
+        idx[d] = 0;
+        ++idx[d - 1];
+      }
+    }
+  }
+
+  template <class Row>
+  void run(int threads, int64_t grain, Row&& row) const {
+    if (numel == 0) return;
+    parallel_for(numel, grain, threads, [&](int64_t b, int64_t e) { rows(b, e, row); });
+  }
+};
+
+// How the index operands of a read or write by index are read: operand k's
+// values lie in [0, size[k]) (or [-size[k], size[k]) with `wrap`, negative
+// ones counting from the end) and step `stride[k]` bytes; errors name
+// dimension label[k].
+struct Indexing {
+  int n = 0;
+  bool wrap = false;
+  int64_t size[REFK_MAX_DIMS] = {};
+  int64_t stride[REFK_MAX_DIMS] = {};
+  int64_t label[REFK_MAX_DIMS] = {};
+
+  // The byte offset of index value v of operand k; false when out of range.
+  bool offset(int k, int64_t v, int64_t& off) const {
+    if (wrap && v < 0) v += size[k];
+    if (v < 0 || v >= size[k]) return false;
+    off = v * stride[k];
+    return true;
+  }
+};
+
+// `t` with dim d's stride set to 0 (an operand that does not move along d).
+inline refkTensor without_dim(const refkTensor& t, int d) {
+  refkTensor r = t;
+  r.strides[d] = 0;
+  return r;
+}
+
+// `t` described with `shape`'s sizes (its own strides).
+inline refkTensor with_sizes(const refkTensor& t, const refkTensor& shape) {
+  refkTensor r = t;
+  for (int d = 0; d < t.ndim; ++d) r.sizes[d] = shape.sizes[d];
+  return r;
+}
+
+// A contiguous stand-in of t's shape without data: leading a Plan, it
+// makes the iteration row-major whatever the other operands' strides.
+inline refkTensor row_major(const refkTensor& t) {
+  refkTensor r = t;
+  r.data = nullptr;
+  int64_t stride = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    r.strides[d] = stride;
+    stride *= t.sizes[d];
+  }
+  return r;
+}
+
+inline refkStatus check_indices(const char* op, int n, const refkTensor* indices) {
+  for (int k = 0; k < n; ++k) {
+    if (!is_index_dtype(indices[k].dtype) || indices[k].dtype != indices[0].dtype) {
+      return fail(refkErrorInvalidValue, std::string(op) + ": index tensors must all be int32 or all int64");
+    }
+  }
+  return refkSuccess;
+}
+
+// Wrapping integer arithmetic (signed overflow is undefined in C++).
+template <class A>
+A add(A a, A b) {
+  if constexpr (std::is_same_v<A, bool>) {
+    return a || b;
+  } else if constexpr (std::is_integral_v<A>) {
+    return static_cast<A>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  } else {
+    return a + b;
+  }
+}
+}  // namespace refk
