@@ -12,6 +12,7 @@ import statistics
 import time
 
 import torch
+import torch.nn.functional as F
 
 
 def timed(fn, runs):
@@ -57,6 +58,12 @@ def main():
         ("sort dim=1 1024x1024 f32", lambda t: torch.sort(t[0], 1), (torch.randn(1024, 1024, generator=g),)),
         ("sort 1M f32", lambda t: torch.sort(t[0]), (torch.randn(1 << 20, generator=g),)),
         ("sort stable 1M f32", lambda t: torch.sort(t[0], stable=True), (torch.randn(1 << 20, generator=g),)),
+        ("mm 1024x1024 f32", lambda t: torch.mm(t[0], t[1]),
+         (torch.randn(1024, 1024, generator=g), torch.randn(1024, 1024, generator=g))),
+        ("bmm 64x128x128 f32", lambda t: torch.bmm(t[0], t[1]),
+         (torch.randn(64, 128, 128, generator=g), torch.randn(64, 128, 128, generator=g))),
+        ("linear (addmm) 512x1024 -> 1024 f32", lambda t: F.linear(t[0], t[1], t[2]),
+         (torch.randn(512, 1024, generator=g), torch.randn(1024, 1024, generator=g), torch.randn(1024, generator=g))),
     ]
     print(f"threads={args.threads} runs={args.runs} (median)")
     print(f"{'case':36s} {'device ms':>10s} {'cpu ms':>10s} {'ratio':>7s}")

@@ -154,8 +154,13 @@ typedef enum refkDistribution { refkUniform, refkNormal, refkBernoulli } refkDis
 refkStatus refkRandom(const refkContext* ctx, refkDistribution dist, const refkTensor* out, uint64_t seed,
                       uint64_t offset, double a, double b);
 
+// ---- linear algebra
+
 // C = beta * C + alpha * A @ B with A (m x k), B (k x n), C (m x n), any
-// strides, batched over a leading dim when ndim == 3.
+// strides (transposes are strides), batched over a leading dim when ndim ==
+// 3 (a stride-0 batch dim shares one operand). All of one dtype, not bool;
+// float16/bfloat16 accumulate in float and round once, integers wrap.
+// beta == 0 never reads C (NaN there does not propagate), as BLAS.
 refkStatus refkGemm(const refkContext* ctx, const refkTensor* c, const refkTensor* a, const refkTensor* b,
                     refkScalar alpha, refkScalar beta);
 
