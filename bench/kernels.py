@@ -37,6 +37,8 @@ def main():
     big = torch.randn(16 * 1024 * 1024, generator=g)
     big2 = torch.randn(16 * 1024 * 1024, generator=g)
     sq = torch.randn(4096, 4096, generator=g)
+    stem = (torch.randn(8, 3, 224, 224, generator=g), torch.randn(64, 3, 7, 7, generator=g))
+    stem_bwd = stem + (torch.randn(8, 64, 112, 112, generator=g),)
     row = torch.randn(4096, generator=g)
     cases = [
         ("add 16M f32", lambda t: t[0] + t[1], (big, big2)),
@@ -64,6 +66,11 @@ def main():
          (torch.randn(64, 128, 128, generator=g), torch.randn(64, 128, 128, generator=g))),
         ("linear (addmm) 512x1024 -> 1024 f32", lambda t: F.linear(t[0], t[1], t[2]),
          (torch.randn(512, 1024, generator=g), torch.randn(1024, 1024, generator=g), torch.randn(1024, generator=g))),
+        ("conv2d stem 8x3x224x224 64x3x7x7/2 f32", lambda t: F.conv2d(t[0], t[1], stride=2, padding=3), stem),
+        ("conv2d stem backward (input, weight)", lambda t: torch.ops.aten.convolution_backward(
+            t[2], t[0], t[1], None, [2, 2], [3, 3], [1, 1], False, [0, 0], 1, [True, True, False]), stem_bwd),
+        ("conv2d 3x3 32x64x56x56 64->64 f32", lambda t: F.conv2d(t[0], t[1], padding=1),
+         (torch.randn(32, 64, 56, 56, generator=g), torch.randn(64, 64, 3, 3, generator=g))),
     ]
     print(f"threads={args.threads} runs={args.runs} (median)")
     print(f"{'case':36s} {'device ms':>10s} {'cpu ms':>10s} {'ratio':>7s}")

@@ -154,7 +154,7 @@ typedef enum refkDistribution { refkUniform, refkNormal, refkBernoulli } refkDis
 refkStatus refkRandom(const refkContext* ctx, refkDistribution dist, const refkTensor* out, uint64_t seed,
                       uint64_t offset, double a, double b);
 
-// ---- linear algebra
+// ---- linear algebra and convolution
 
 // C = beta * C + alpha * A @ B with A (m x k), B (k x n), C (m x n), any
 // strides (transposes are strides), batched over a leading dim when ndim ==
@@ -163,6 +163,29 @@ refkStatus refkRandom(const refkContext* ctx, refkDistribution dist, const refkT
 // beta == 0 never reads C (NaN there does not propagate), as BLAS.
 refkStatus refkGemm(const refkContext* ctx, const refkTensor* c, const refkTensor* a, const refkTensor* b,
                     refkScalar alpha, refkScalar beta);
+
+// Note [Convolution as GEMM]: a convolution relates an image (N, C, *img)
+// and a grid (N, C', *grid): grid position o reads image position
+// o * stride - padding + k * dilation for every kernel offset k, zero
+// outside the image. im2col lays the image out as a column matrix
+// col (N, C * K, L) (K = kernel offsets, L = grid positions; row c * K + k,
+// offsets and positions row-major), so the forward convolution is the GEMM
+// weight (C', C * K) @ col per group; col2im is its adjoint (the gradient
+// of the input, and the transposed convolution's forward). The glue runs
+// every convolution and its gradients as these two calls and refkGemm.
+typedef struct refkConvGeometry {
+  int32_t spatial;  // 1, 2 or 3
+  int64_t grid[3], kernel[3], stride[3], padding[3], dilation[3];
+} refkConvGeometry;
+
+// col = im2col(im): im (N, C, *img) and col (N, C * K, L) of one dtype, any strides.
+refkStatus refkConvIm2col(const refkContext* ctx, const refkTensor* col, const refkTensor* im,
+                          const refkConvGeometry* geometry);
+// im = col2im(col): every image element is the sum of the column entries
+// that read it (zero if none), added in the dtype in kernel-offset order.
+// Not bool.
+refkStatus refkConvCol2im(const refkContext* ctx, const refkTensor* im, const refkTensor* col,
+                          const refkConvGeometry* geometry);
 
 // ---- tensor manipulation and random
 // (cat, pad, flip, repeat, the scatters and the views need no call of their

@@ -53,5 +53,11 @@ refkStatus refkNonzero(const refkContext*, const refkTensor*, const refkTensor*)
 refkStatus refkMaskedScatter(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*) {
   return not_implemented("refkMaskedScatter");
 }
+refkStatus refkConvIm2col(const refkContext*, const refkTensor*, const refkTensor*, const refkConvGeometry*) {
+  return not_implemented("refkConvIm2col");
+}
+refkStatus refkConvCol2im(const refkContext*, const refkTensor*, const refkTensor*, const refkConvGeometry*) {
+  return not_implemented("refkConvCol2im");
+}
 
 }  // extern "C"
