@@ -71,6 +71,8 @@ def main():
             t[2], t[0], t[1], None, [2, 2], [3, 3], [1, 1], False, [0, 0], 1, [True, True, False]), stem_bwd),
         ("conv2d 3x3 32x64x56x56 64->64 f32", lambda t: F.conv2d(t[0], t[1], padding=1),
          (torch.randn(32, 64, 56, 56, generator=g), torch.randn(64, 64, 3, 3, generator=g))),
+        ("max_pool2d 3x3/2 pad 1 32x64x112x112 f32", lambda t: F.max_pool2d(t[0], 3, 2, 1),
+         (torch.randn(32, 64, 112, 112, generator=g),)),
     ]
     print(f"threads={args.threads} runs={args.runs} (median)")
     print(f"{'case':36s} {'device ms':>10s} {'cpu ms':>10s} {'ratio':>7s}")

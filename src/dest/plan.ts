@@ -253,6 +253,7 @@ const EQUAL_OUT_DTYPE: ReadonlyMap<string, OutDtype> = new Map<string, OutDtype>
   ["log_sigmoid_forward.output", "equal"],
   ["log_softmax.int_out", "equal"],
   ["logcumsumexp.out", "equal"],
+  ["max_pool3d_with_indices.out", "equal"],
   ["median.dim_values", "equal"],
   ["mode.values", "equal"],
   ["nan_to_num.out", "equal"],

@@ -45,6 +45,19 @@ describe("backends/ref torch-free layers", () => {
       "check_cat_no_zero_dim",
       "cat_should_skip_tensor",
       "check_cat_shape_except_dim",
+      // pooling, padding and resampling: size checks only
+      "safe_downcast",
+      "pooling_output_shape",
+      "pool2d_shape_check",
+      "pool3d_shape_check",
+      "avg_pool2d_backward_shape_check",
+      "max_pool2d_backward_shape_check",
+      "adaptive_pool_empty_output_check",
+      "padding", // padding::check_valid_input
+      "upsample_2d_common_check",
+      "check_grid_sampler_common",
+      "check_grid_sampler_2d",
+      "col2im_shape_check",
     ]);
     const used: string[] = [];
     for (const file of sources("aten")) {

@@ -304,6 +304,84 @@ refkStatus refkNonzero(const refkContext* ctx, const refkTensor* out, const refk
 refkStatus refkMaskedScatter(const refkContext* ctx, const refkTensor* out, const refkTensor* mask,
                              const refkTensor* source);
 
+// ---- pooling and resampling
+//
+// Note [Spatial dims]: these calls see an operand as (plane dims...,
+// spatial dims...): the trailing `nspatial` (1 to 3) dims are spatial, every
+// leading dim indexes independent planes (N and C, or C alone), and all
+// operands of a call share the plane dims' sizes. Strides are arbitrary, so a
+// channels-last tensor is the same call with other strides (the CPU library
+// then runs its inner loop over C). Per-dim parameters come in arrays of 3,
+// for the spatial dims in order; entries past nspatial are ignored.
+
+typedef enum refkPoolMode {
+  refkPoolMax,          // max over the window (dilated); NaN wins, the last NaN's index
+  refkPoolAvg,          // mean over the window (padding, ceil mode, divisor as avg_pool)
+  refkPoolAdaptiveAvg,  // mean over [floor(o*in/out), ceil((o+1)*in/out)) per dim
+} refkPoolMode;
+
+typedef struct refkPoolParams {
+  int32_t nspatial;
+  int64_t kernel[3], stride[3], padding[3], dilation[3];  // unused by adaptive pooling
+  int32_t count_include_pad;  // avg: padded positions count in the divisor
+  int64_t divisor;            // avg: nonzero overrides the divisor
+} refkPoolParams;
+
+// out = pool(in) over windows of the spatial dims. refkPoolMax also writes
+// int64 `indices` (out's shape): the max's flat position in its input plane
+// (row-major over the spatial dims), the window's first position when no
+// element beats -inf; ties keep the first, NaN takes over (as ATen's CPU
+// kernel). Averages sum in float for half types (int64 in int64, divided
+// with truncation) and divide by the window's element count (the padded
+// count with count_include_pad, or `divisor`); an empty window gives 0;
+// adaptive averages divide by each dim's window length in turn (over three
+// spatial dims, float16/bfloat16 sum and divide in their own precision, as
+// ATen's CPU adaptive_avg_pool3d).
+refkStatus refkPool(const refkContext* ctx, refkPoolMode mode, const refkTensor* out, const refkTensor* indices,
+                    const refkTensor* in, const refkPoolParams* params);
+
+// The gradient of refkPool: grad_in (in's shape) from grad_out (out's
+// shape). refkPoolMax adds every grad_out element to grad_in at its index
+// (in output order per plane; grad_in starts at zero); the averages give
+// each input element the sum, in output order, of grad_out / divisor over
+// the windows that contain it. All of one floating dtype (int64 too for
+// refkPoolAvg).
+refkStatus refkPoolBackward(const refkContext* ctx, refkPoolMode mode, const refkTensor* grad_in,
+                            const refkTensor* grad_out, const refkTensor* indices, const refkPoolParams* params);
+
+typedef enum refkPadMode { refkPadReflect, refkPadReplicate } refkPadMode;
+
+// out[.., o] = in[.., src(o - before)] per spatial dim, where src reflects
+// (without repeating the edge) or clamps an index outside [0, in size);
+// `before` may be negative (cropping). Any dtype, out and in alike.
+refkStatus refkPad(const refkContext* ctx, refkPadMode mode, const refkTensor* out, const refkTensor* in,
+                   int32_t nspatial, const int64_t* before);
+
+typedef enum refkUpsampleMode { refkUpsampleNearest, refkUpsampleLinear } refkUpsampleMode;
+
+// Resizes the spatial dims of `in` to out's, as ATen's upsample_nearest*d
+// (floor(o * scale), scale = 1/scales[d] when scales[d] > 0, else in/out,
+// in float) and upsample_{bi,tri}linear*d (source index and weights as
+// ATen's area_pixel_compute_source_index, computed in float for half types,
+// align_corners as ATen; uint8 as ATen's fixed-point resize: int16 weights,
+// one dim at a time from the innermost, each pass rounded to uint8). out and
+// in one dtype.
+refkStatus refkUpsample(const refkContext* ctx, refkUpsampleMode mode, const refkTensor* out, const refkTensor* in,
+                        int32_t nspatial, int32_t align_corners, const double* scales);
+
+// grid_sampler_2d: out (N, C, Ho, Wo) samples in (N, C, H, W) at grid (N,
+// Ho, Wo, 2) (x, y in [-1, 1]); interpolation 0 bilinear, 1 nearest, 2
+// bicubic; padding 0 zeros, 1 border, 2 reflection (ATen's enums). One
+// floating dtype.
+refkStatus refkGridSample2d(const refkContext* ctx, const refkTensor* out, const refkTensor* in,
+                            const refkTensor* grid, int32_t interpolation, int32_t padding, int32_t align_corners);
+
+// col2im: out (N, C, H, W) = the sum of the columns of in (N, C * kh * kw,
+// L) at the positions im2col reads them from (kernel, dilation, padding,
+// stride as [h, w]); bool sums are "or".
+refkStatus refkCol2im(const refkContext* ctx, const refkTensor* out, const refkTensor* in, const int64_t* kernel,
+                      const int64_t* dilation, const int64_t* padding, const int64_t* stride);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

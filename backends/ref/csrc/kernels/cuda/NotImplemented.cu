@@ -60,4 +60,28 @@ refkStatus refkConvCol2im(const refkContext*, const refkTensor*, const refkTenso
   return not_implemented("refkConvCol2im");
 }
 
+refkStatus refkPool(const refkContext*, refkPoolMode, const refkTensor*, const refkTensor*, const refkTensor*,
+                    const refkPoolParams*) {
+  return not_implemented("refkPool");
+}
+refkStatus refkPoolBackward(const refkContext*, refkPoolMode, const refkTensor*, const refkTensor*, const refkTensor*,
+                            const refkPoolParams*) {
+  return not_implemented("refkPoolBackward");
+}
+refkStatus refkPad(const refkContext*, refkPadMode, const refkTensor*, const refkTensor*, int32_t, const int64_t*) {
+  return not_implemented("refkPad");
+}
+refkStatus refkUpsample(const refkContext*, refkUpsampleMode, const refkTensor*, const refkTensor*, int32_t, int32_t,
+                        const double*) {
+  return not_implemented("refkUpsample");
+}
+refkStatus refkGridSample2d(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int32_t,
+                            int32_t, int32_t) {
+  return not_implemented("refkGridSample2d");
+}
+refkStatus refkCol2im(const refkContext*, const refkTensor*, const refkTensor*, const int64_t*, const int64_t*,
+                      const int64_t*, const int64_t*) {
+  return not_implemented("refkCol2im");
+}
+
 }  // extern "C"

@@ -1,0 +1,178 @@
+// Padding and resampling: reflection_pad1d/2d/3d, replication_pad2d/3d,
+// upsample_bilinear2d, upsample_nearest2d (what the core .vec overloads
+// decompose into, Note [Upsampling overloads]), grid_sampler_2d, col2im.
+// The glue checks arguments with ATen's own metadata helpers (Padding.h's
+// check_valid_input, UpSample.h's upsample_2d_common_check,
+// GridSamplerUtils.h's checks, im2col_shape_check.h's col2im check), picks
+// the result's shape and memory format as eager does, and makes one library
+// call (Note [Spatial dims] in RefKernels.h).
+#include "aten/Glue.h"
+
+#include <ATen/core/Tensor.h>
+#include <ATen/native/GridSamplerUtils.h>
+#include <ATen/native/Padding.h>
+#include <ATen/native/UpSample.h>
+#include <ATen/native/im2col_shape_check.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/util/Exception.h>
+#include <c10/util/accumulate.h>
+
+#include <vector>
+
+namespace opgen_ref {
+namespace {
+
+void check_dtype(const at::Tensor& t, bool ok, const char* kernel) {
+  TORCH_CHECK_NOT_IMPLEMENTED(ok, "\"", kernel, "\" not implemented for '", c10::toString(t.scalar_type()), "'");
+}
+
+bool is_floating(c10::ScalarType t) { return c10::isFloatingType(t) && has_kernel_dtype(t); }
+
+// ---- padding ----------------------------------------------------------------------
+
+// reflection_pad{1,2,3}d / replication_pad{2,3}d: `dims` spatial dims, padding
+// as (last dim's left, right, the one before's left, right, ...).
+at::Tensor pad(const at::Tensor& self, at::IntArrayRef padding, int dims, refkPadMode mode, const char* op) {
+  const c10::DeviceGuard guard(self.device());
+  switch (dims) {
+    case 1: at::native::padding::check_valid_input<1>(self, padding); break;
+    case 2: at::native::padding::check_valid_input<2>(self, padding); break;
+    default: at::native::padding::check_valid_input<3>(self, padding); break;
+  }
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
+  int64_t before[3] = {0, 0, 0};
+  const int64_t first = self.dim() - dims;
+  for (int i = 0; i < dims; ++i) {
+    const int64_t d = self.dim() - 1 - i;  // padding[2i], [2i+1] pad dim d
+    const int64_t l = padding[2 * i], r = padding[2 * i + 1], in = self.size(d);
+    if (mode == refkPadReflect) {
+      TORCH_CHECK(l < in && r < in, "Argument #4: Padding size should be less than the corresponding input dimension, ",
+                  "but got: padding (", l, ", ", r, ") at dimension ", d, " of input ", self.sizes());
+    }
+    shape[d] = in + l + r;
+    TORCH_CHECK(shape[d] >= 1, "input (", in, ") is too small. Calculated output ", shape[d]);
+    before[d - first] = l;
+  }
+  check_dtype(self, has_kernel_dtype(self.scalar_type()) && self.scalar_type() != c10::kBool, op);
+  const bool channels_last = dims == 2 && self.dim() == 4 && self.suggest_memory_format() == at::MemoryFormat::ChannelsLast;
+  const bool channels_last_3d =
+      dims == 3 && self.dim() == 5 && self.suggest_memory_format() == at::MemoryFormat::ChannelsLast3d;
+  const auto format = channels_last      ? at::MemoryFormat::ChannelsLast
+                      : channels_last_3d ? at::MemoryFormat::ChannelsLast3d
+                                         : at::MemoryFormat::Contiguous;
+  at::Tensor out = at::empty(shape, self.options().memory_format(format));
+  if (out.numel() == 0) return out;
+  const refkTensor dout = describe(out, op), din = describe(self, op);
+  const refkContext ctx = context();
+  check(refkPad(&ctx, mode, &dout, &din, dims, before), op);
+  return out;
+}
+
+}  // namespace
+
+at::Tensor reflection_pad1d(const at::Tensor& self, at::IntArrayRef padding) {
+  return pad(self, padding, 1, refkPadReflect, "reflection_pad1d");
+}
+at::Tensor reflection_pad2d(const at::Tensor& self, at::IntArrayRef padding) {
+  return pad(self, padding, 2, refkPadReflect, "reflection_pad2d");
+}
+at::Tensor reflection_pad3d(const at::Tensor& self, at::IntArrayRef padding) {
+  return pad(self, padding, 3, refkPadReflect, "reflection_pad3d");
+}
+at::Tensor replication_pad2d(const at::Tensor& self, at::IntArrayRef padding) {
+  return pad(self, padding, 2, refkPadReplicate, "replication_pad2d");
+}
+at::Tensor replication_pad3d(const at::Tensor& self, at::IntArrayRef padding) {
+  return pad(self, padding, 3, refkPadReplicate, "replication_pad3d");
+}
+
+// ---- upsampling -------------------------------------------------------------------
+//
+// Note [Upsampling overloads]: the core-ATen upsample_{bilinear,nearest}2d.vec
+// and avg_pool1d/adaptive_avg_pool1d are CompositeImplicitAutograd: eager
+// decomposes them (into the overloads below, avg_pool2d and
+// _adaptive_avg_pool2d) before any backend sees them, and that is where their
+// gradients come from. A backend kernel registered for them would take them
+// out of autograd (the autograd key then finds no formula), so the reference
+// backend registers what they decompose into, and they run on its kernels.
+
+namespace {
+
+at::Tensor upsample2d(const at::Tensor& input, at::IntArrayRef output_size, std::optional<double> scales_h,
+                      std::optional<double> scales_w, refkUpsampleMode mode, bool align_corners, const char* op) {
+  const c10::DeviceGuard guard(input.device());
+  const auto full = at::native::upsample_2d_common_check(input.sizes(), output_size);
+  TORCH_CHECK(input.numel() != 0 || c10::multiply_integers(input.sizes().begin() + 1, input.sizes().end()),
+              "Non-empty 4D data tensor expected but got a tensor with sizes ", input.sizes());
+  check_dtype(input, is_floating(input.scalar_type()) || input.scalar_type() == c10::kByte, op);
+  at::Tensor out = at::empty(full, input.options().memory_format(input.suggest_memory_format()));
+  if (out.numel() == 0) return out;
+  const double scales[2] = {scales_h.value_or(0.0), scales_w.value_or(0.0)};
+  const refkTensor dout = describe(out, op), din = describe(input, op);
+  const refkContext ctx = context();
+  check(refkUpsample(&ctx, mode, &dout, &din, 2, align_corners ? 1 : 0, scales), op);
+  return out;
+}
+
+}  // namespace
+
+at::Tensor upsample_bilinear2d(const at::Tensor& self, at::IntArrayRef output_size, bool align_corners,
+                               std::optional<double> scales_h, std::optional<double> scales_w) {
+  return upsample2d(self, output_size, scales_h, scales_w, refkUpsampleLinear, align_corners, "upsample_bilinear2d");
+}
+
+at::Tensor upsample_nearest2d(const at::Tensor& self, at::IntArrayRef output_size, std::optional<double> scales_h,
+                              std::optional<double> scales_w) {
+  return upsample2d(self, output_size, scales_h, scales_w, refkUpsampleNearest, false, "upsample_nearest2d");
+}
+
+// ---- grid_sampler_2d ----------------------------------------------------------------
+
+at::Tensor grid_sampler_2d(const at::Tensor& input, const at::Tensor& grid, int64_t interpolation_mode,
+                           int64_t padding_mode, bool align_corners) {
+  const c10::DeviceGuard guard(input.device());
+  at::native::check_grid_sampler_common(input, grid);
+  at::native::check_grid_sampler_2d(input, grid);
+  check_dtype(input, is_floating(input.scalar_type()), "grid_sampler_2d_cpu");
+  TORCH_CHECK(interpolation_mode >= 0 && interpolation_mode <= 2, "grid_sampler(): unknown interpolation mode ",
+              interpolation_mode);
+  TORCH_CHECK(padding_mode >= 0 && padding_mode <= 2, "grid_sampler(): unknown padding mode ", padding_mode);
+  at::Tensor out = at::empty({input.size(0), input.size(1), grid.size(1), grid.size(2)}, input.options());
+  if (out.numel() == 0) return out;
+  const refkTensor dout = describe(out, "grid_sampler_2d"), din = describe(input, "grid_sampler_2d"),
+                   dgrid = describe(grid, "grid_sampler_2d");
+  const refkContext ctx = context();
+  check(refkGridSample2d(&ctx, &dout, &din, &dgrid, static_cast<int32_t>(interpolation_mode),
+                         static_cast<int32_t>(padding_mode), align_corners ? 1 : 0),
+        "grid_sampler_2d");
+  return out;
+}
+
+// ---- col2im -------------------------------------------------------------------------
+
+at::Tensor col2im(const at::Tensor& self, at::IntArrayRef output_size, at::IntArrayRef kernel_size,
+                  at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
+  const c10::DeviceGuard guard(self.device());
+  TORCH_CHECK(output_size.size() == 2, "It is expected output_size equals to 2, but got size ", output_size.size());
+  TORCH_CHECK(kernel_size.size() == 2, "It is expected kernel_size equals to 2, but got size ", kernel_size.size());
+  TORCH_CHECK(dilation.size() == 2, "It is expected dilation equals to 2, but got size ", dilation.size());
+  TORCH_CHECK(padding.size() == 2, "It is expected padding equals to 2, but got size ", padding.size());
+  TORCH_CHECK(stride.size() == 2, "It is expected stride equals to 2, but got size ", stride.size());
+  at::native::col2im_shape_check(self, at::Tensor(), output_size[0], output_size[1], kernel_size[0], kernel_size[1],
+                                 dilation[0], dilation[1], padding[0], padding[1], stride[0], stride[1]);
+  check_dtype(self, is_floating(self.scalar_type()) || self.scalar_type() == c10::kBool, "col2im_out_cpu");
+  const bool batched = self.dim() == 3;
+  const at::Tensor in = batched ? self : self.unsqueeze(0);
+  const int64_t planes = in.size(1) / (kernel_size[0] * kernel_size[1]);
+  at::Tensor out = at::empty({in.size(0), planes, output_size[0], output_size[1]}, self.options());
+  if (out.numel() != 0) {
+    const refkTensor dout = describe(out, "col2im"), din = describe(in, "col2im");
+    const refkContext ctx = context();
+    check(refkCol2im(&ctx, &dout, &din, kernel_size.data(), dilation.data(), padding.data(), stride.data()),
+          "col2im");
+  }
+  return batched ? out : out.squeeze(0);
+}
+
+}  // namespace opgen_ref
