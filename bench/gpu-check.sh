@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# The CUDA reference backend on a machine with a GPU, in one run (issue 13):
+# `init --device cuda` -> build (warnings as errors) -> the project's own
+# device tests -> the conformance runner on every covered operator -> the
+# kernel benchmarks (bench/kernels.py: the device against eager CPU in the
+# same process). Every report lands in one folder; the whole run is sized
+# for under 10 minutes on an H200 with 16 cores.
+#
+#   bench/gpu-check.sh [--out DIR] [--dry-run] [--jobs N] [--workers N]
+#
+# Needs only this working tree and a Python with torch 2.13 ($OPGEN_PYTHON,
+# else python3), with nvcc (CUDA_HOME or /usr/local/cuda) and ninja; no
+# network. The opgen-backend CLI runs from dist/ when node is there (init,
+# gen, build, test); without node, --project DIR takes a project prepared
+# elsewhere with `bench/gpu-check.sh --prepare DIR` (init + gen), builds it
+# with pip and skips the conformance run (its driver is the CLI), saying so.
+#
+# --dry-run checks the tools and prints the steps without running them. On a
+# machine without a usable GPU the script stops before building, writes the
+# reason to DIR/SKIPPED and exits 0: CI never depends on a GPU.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT="$ROOT/gpu-check-report"
+DRY=0
+PREPARE=""
+PROJECT=""
+JOBS="$(nproc 2>/dev/null || echo 4)"
+WORKERS=""
+NAME="gpuchk"
+PY="${OPGEN_PYTHON:-python3}"
+CLI="$ROOT/bin/opgen-backend.js"
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) OUT="$2"; shift 2 ;;
+    --dry-run) DRY=1; shift ;;
+    --prepare) PREPARE="$2"; shift 2 ;;
+    --project) PROJECT="$2"; shift 2 ;;
+    --jobs) JOBS="$2"; shift 2 ;;
+    --workers) WORKERS="$2"; shift 2 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "gpu-check: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+WORKERS="${WORKERS:-$(( JOBS / 2 > 0 ? JOBS / 2 : 1 ))}"
+case "$PY" in  # absolute: later steps run in other directories
+  /*) ;;
+  */*) PY="$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY")" ;;
+  *) PY="$(command -v "$PY" || echo "$PY")" ;;
+esac
+
+have_node() { command -v node >/dev/null 2>&1 && [ -f "$ROOT/dist/cli/main.js" ]; }
+cli() { OPGEN_PYTHON="$PY" NO_COLOR=1 CI=1 node "$CLI" "$@"; }
+
+if [ -n "$PREPARE" ]; then
+  have_node || { echo "gpu-check: --prepare needs node and a built dist/ (npm run build)" >&2; exit 2; }
+  cli init "$PREPARE" --name "$NAME" --device cuda --kernels all && cli gen "$PREPARE/backend.yaml" -o "$PREPARE/csrc/generated"
+  exit $?
+fi
+
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+SUMMARY="$OUT/summary.txt"
+: > "$SUMMARY"
+note() { echo "gpu-check: $*" | tee -a "$SUMMARY"; }
+START=$(date +%s)
+
+# ---- tools ------------------------------------------------------------------
+{
+  echo "date: $(date -u +%FT%TZ)"
+  echo "python: $PY ($("$PY" -c 'import sys; print(sys.version.split()[0])' 2>&1))"
+  echo "torch: $("$PY" -c 'import torch; print(torch.__version__, "cuda" if torch.cuda.is_available() else "no torch.cuda")' 2>&1)"
+  NVCC="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
+  [ -x "$NVCC" ] || NVCC="$(command -v nvcc || true)"
+  echo "nvcc: ${NVCC:-none} $([ -n "$NVCC" ] && "$NVCC" --version | tail -1)"
+  echo "ninja: $(command -v ninja || echo none)  ccache: $(command -v ccache || echo none)  node: $(command -v node || echo none)"
+  command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+} > "$OUT/env.txt" 2>&1
+cat "$OUT/env.txt"
+"$PY" -c 'import torch' 2>/dev/null || { note "FAILED: $PY cannot import torch; set OPGEN_PYTHON"; exit 2; }
+
+# ---- is there a GPU? (the driver API, before anything is built) ---------------
+GPU_REASON="$("$PY" - <<'EOF'
+import ctypes
+try:
+    cuda = ctypes.CDLL("libcuda.so.1")
+except OSError:
+    print("no NVIDIA driver: libcuda.so.1 cannot be loaded (no GPU on this machine?)")
+    raise SystemExit(0)
+rc = cuda.cuInit(0)
+if rc != 0:
+    print(f"the NVIDIA driver finds no usable GPU (cuInit returned CUDA error {rc})")
+    raise SystemExit(0)
+n = ctypes.c_int(0)
+cuda.cuDeviceGetCount(ctypes.byref(n))
+if n.value == 0:
+    print("the NVIDIA driver reports 0 GPUs (CUDA_VISIBLE_DEVICES?)")
+EOF
+)"
+
+PLAN=(
+  "init: opgen-backend init <out>/work/$NAME --name $NAME --device cuda --kernels all"
+  "build: opgen-backend build --werror -j $JOBS --target <out>/work/site (log: build.log)"
+  "device tests: python -m pytest <project>/tests (log: device-tests.log, junit: device-tests.xml)"
+  "mlp: a 2-layer MLP trained 20 SGD steps against eager CPU, counting fallbacks, then in strict mode (mlp.log)"
+  "conformance: opgen-backend test -j $WORKERS on every registered operator (conformance.{json,html,md}, log)"
+  "benchmarks: bench/kernels.py --device $NAME against eager CPU (kernels.txt)"
+)
+if [ "$DRY" = 1 ]; then
+  note "dry run; the steps:"
+  for s in "${PLAN[@]}"; do note "  $s"; done
+  if [ -n "$GPU_REASON" ]; then note "on this machine they would be skipped: $GPU_REASON"; else note "a GPU is present"; fi
+  exit 0
+fi
+if [ -n "$GPU_REASON" ]; then
+  echo "$GPU_REASON" > "$OUT/SKIPPED"
+  note "SKIPPED: $GPU_REASON; nothing was built (reports in $OUT)"
+  exit 0
+fi
+
+# ---- init + build -------------------------------------------------------------
+WORK="$OUT/work"
+SITE="$WORK/site"
+mkdir -p "$WORK"
+export MAX_JOBS="$JOBS"
+GPUCHK_ARCHS="${GPUCHK_CUDA_ARCHS:-90}"
+export GPUCHK_CUDA_ARCHS="$GPUCHK_ARCHS"
+if [ -z "$PROJECT" ]; then
+  have_node || { note "FAILED: no node/dist here; prepare a project elsewhere (--prepare DIR) and pass --project DIR"; exit 2; }
+  PROJECT="$WORK/$NAME"
+  rm -rf "$PROJECT" "$SITE"
+  cli init "$PROJECT" --name "$NAME" --device cuda --kernels all > "$OUT/init.log" 2>&1 || { note "FAILED: init (init.log)"; exit 1; }
+fi
+t0=$(date +%s)
+if have_node; then
+  cli build "$PROJECT" --target "$SITE" -j "$JOBS" --werror > "$OUT/build.log" 2>&1
+else
+  GPUCHK_WERROR=1 "$PY" -m pip install --no-build-isolation --no-deps --disable-pip-version-check \
+    --target "$SITE" --upgrade "$PROJECT" > "$OUT/build.log" 2>&1
+fi
+rc=$?
+note "build: exit $rc in $(( $(date +%s) - t0 )) s (archs $GPUCHK_ARCHS; build.log)"
+[ $rc -eq 0 ] || { tail -30 "$OUT/build.log"; exit 1; }
+export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+FAILED=0
+
+# ---- device tests -------------------------------------------------------------
+t0=$(date +%s)
+if "$PY" -c 'import pytest' 2>/dev/null; then
+  (cd "$PROJECT" && timeout 300 "$PY" -m pytest -q tests --junitxml="$OUT/device-tests.xml") > "$OUT/device-tests.log" 2>&1
+  rc=$?
+  note "device tests: exit $rc in $(( $(date +%s) - t0 )) s: $(tail -1 "$OUT/device-tests.log")"
+  [ $rc -eq 0 ] || FAILED=1
+else
+  note "device tests: skipped (pytest is not installed for $PY)"
+fi
+
+# ---- MLP training: first counting fallbacks, then strict (every op on the device or an error)
+t0=$(date +%s)
+timeout 180 "$PY" - > "$OUT/mlp.log" 2>&1 <<EOF
+import torch
+import torch_$NAME as pkg
+
+def train(strict):
+    torch.manual_seed(0)
+    dev = "$NAME"
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    ref = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    ref.load_state_dict(model.state_dict())
+    model.to(dev)
+    x, y = torch.randn(256, 64), torch.randn(256, 10)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, foreach=False)
+    opt_ref = torch.optim.SGD(ref.parameters(), lr=0.05, foreach=False)
+    xd, yd = x.to(dev), y.to(dev)
+    pkg.reset_fallback_counts()
+    pkg.set_strict_fallback(strict)
+    try:
+        for step in range(20):
+            for m, o, xx, yy in ((model, opt, xd, yd), (ref, opt_ref, x, y)):
+                o.zero_grad()
+                loss = torch.nn.functional.mse_loss(m(xx), yy)
+                loss.backward()
+                o.step()
+        for a, b in zip(model.parameters(), ref.parameters()):
+            torch.testing.assert_close(a.cpu(), b, rtol=1e-4, atol=1e-5)
+    finally:
+        pkg.set_strict_fallback(False)
+    return pkg.fallback_counts()
+
+print("mlp, fallbacks allowed: 20 SGD steps match eager CPU; ops that fell back:", train(False))
+try:
+    train(True)
+    print("mlp strict: PASS (20 SGD steps, every op on the device, parameters match eager CPU)")
+except Exception as e:
+    print("mlp strict: FAIL", type(e).__name__, str(e).splitlines()[0][:300])
+    raise SystemExit(1)
+EOF
+rc=$?
+note "mlp: exit $rc in $(( $(date +%s) - t0 )) s: $(grep -E '^mlp' "$OUT/mlp.log" | tr '\n' ' ')"
+[ $rc -eq 0 ] || FAILED=1
+
+# ---- conformance --------------------------------------------------------------
+t0=$(date +%s)
+if have_node; then
+  timeout 330 env OPGEN_PYTHON="$PY" NO_COLOR=1 CI=1 node "$CLI" test "$PROJECT" --python "$PY" -j "$WORKERS" \
+    --cache-dir "$WORK/cache" --json "$OUT/conformance.json" --html "$OUT/conformance.html" \
+    --markdown "$OUT/conformance.md" > "$OUT/conformance.log" 2>&1
+  rc=$?
+  note "conformance: exit $rc in $(( $(date +%s) - t0 )) s: $(grep -E 'results:|operators pass' "$OUT/conformance.log" | tr '\n' ' ')"
+  [ $rc -eq 0 ] || FAILED=1
+else
+  note "conformance: skipped (its driver is the opgen-backend CLI, which needs node)"
+fi
+
+# ---- benchmarks ---------------------------------------------------------------
+t0=$(date +%s)
+timeout 180 "$PY" "$ROOT/bench/kernels.py" --device "$NAME" --threads "$JOBS" --runs 7 --allow-fallback \
+  > "$OUT/kernels.txt" 2>&1
+rc=$?
+note "benchmarks: exit $rc in $(( $(date +%s) - t0 )) s (kernels.txt: device vs eager CPU at $JOBS threads)"
+[ $rc -eq 0 ] || FAILED=1
+
+note "done in $(( $(date +%s) - START )) s; reports in $OUT"
+exit $FAILED
