@@ -22,6 +22,7 @@ import collections
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from . import KNOWN_DTYPES, index_file
+from .samples import DTYPES, load_index
 from .worker import _die_with_parent
 
 HEADER_KEYS = ("seed", "max_samples", "grad_samples", "device")
@@ -141,13 +142,16 @@ class Coordinator:
             fresh = old is None
         else:
             fresh = True
+        self.samples_dir = self.results_path + ".samples"
+        if fresh and os.path.isdir(self.samples_dir):
+            shutil.rmtree(self.samples_dir, ignore_errors=True)
         self.out = open(self.results_path, "a" if not fresh else "w")
         if fresh:
             self.out.write(json.dumps(header, sort_keys=True) + "\n")
             self.out.flush()
         for op in self.config["ops"]:
             for dt in op.get("dtypes") or []:
-                if dt not in KNOWN_DTYPES:
+                if dt not in DTYPES:
                     continue
                 self.tasks_total += 1
                 key = (op["name"], dt)
@@ -157,9 +161,17 @@ class Coordinator:
                 self.pending.append(Task(op, dt, nxt.get(key, 0), incidents.get(key, 0)))
 
     def prepare_workers(self) -> None:
-        self.cache = self.config.get("cache_dir") or tempfile.mkdtemp(prefix="opgen-conformance-")
+        cache = self.config.get("cache_dir") or tempfile.mkdtemp(prefix="opgen-conformance-")
+        emit({"event": "index", "cache_dir": cache})
+        load_index(cache)
+        import torch
+
+        from .samples import INDEX_VERSION
+
+        index_path = os.path.join(cache, f"opinfo-index-{torch.__version__}-v{INDEX_VERSION}.json")
         wc = dict(self.config)
-        wc["cache_dir"] = self.cache
+        wc["index"] = index_path
+        wc["samples_dir"] = self.samples_dir
         fd, self.worker_config = tempfile.mkstemp(prefix="opgen-worker-", suffix=".json")
         with os.fdopen(fd, "w") as f:
             json.dump(wc, f)
@@ -199,14 +211,6 @@ class Coordinator:
             self.prepare_workers()
             for _ in range(min(self.nworkers, len(self.pending))):
                 self.spawn()
-            # While the workers import torch: the index must be ready before
-            # the first task is handed out (workers read it on a sample-cache
-            # miss; Note [Sample cache]).
-            emit({"event": "index", "cache_dir": self.cache})
-            if not index_cached(self.cache):
-                from .samples import load_index  # imports torch: only to build it
-
-                load_index(self.cache)
         while self.pending or any(w.state == "busy" for w in self.workers):
             spare = [w for w in self.workers if w.state != "busy"]
             if self.pending and not spare and len(self.workers) < self.nworkers:
@@ -467,18 +471,6 @@ def device_unavailable(config: dict) -> str | None:
     if int(data.get("count", 1)) == 0:
         return f"no {device} device is available"
     return None
-
-
-def index_cached(cache_dir: str) -> bool:
-    """Whether the OpInfo index of the installed torch is cached, asked
-    without importing torch (the version from the package's metadata)."""
-    import importlib.metadata
-
-    try:
-        version = importlib.metadata.version("torch")
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return os.path.isfile(index_file(cache_dir, version))
 
 
 def _doing(phase: str) -> str:
