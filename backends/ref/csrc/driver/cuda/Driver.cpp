@@ -28,7 +28,10 @@
 
 namespace {
 
+// The CUDA text of this thread's last CUDA failure, and the driver code it
+// became: refGetErrorString adds the text only to that code.
 thread_local std::string tls_error;
+thread_local refError tls_code = refSuccess;
 
 int device_count() {
   static const int n = [] {
@@ -44,11 +47,9 @@ int device_count() {
 
 // Maps a CUDA error to the driver's codes; the CUDA text stays readable
 // through refGetErrorString.
-refError check(cudaError_t e) {
-  if (e == cudaSuccess) return refSuccess;
-  tls_error = cudaGetErrorString(e);
-  (void)cudaGetLastError();
+refError code_of(cudaError_t e) {
   switch (e) {
+    case cudaSuccess: return refSuccess;
     case cudaErrorMemoryAllocation: return refErrorMemoryAllocation;
     case cudaErrorInvalidDevice:
     case cudaErrorNoDevice:
@@ -59,9 +60,17 @@ refError check(cudaError_t e) {
   }
 }
 
+refError check(cudaError_t e) {
+  if (e == cudaSuccess) return refSuccess;
+  (void)cudaGetLastError();  // not left for the kernel library's launch checks
+  if (e == cudaErrorNotReady) return refErrorNotReady;
+  tls_error = cudaGetErrorString(e);
+  return tls_code = code_of(e);
+}
+
 refError no_device() {
   tls_error = "no CUDA device is available";
-  return refErrorInvalidDevice;
+  return tls_code = refErrorInvalidDevice;
 }
 
 // Note [CUDA block cache]: freed device blocks are kept per device, keyed by
@@ -159,8 +168,8 @@ void* take_cached(Allocator& a, int device, size_t rounded) {
     FreeBlock b = blocks[i];
     if (b.ready != nullptr) {
       const cudaError_t q = cudaEventQuery(b.ready);
-      if (q == cudaErrorNotReady) continue;
       (void)cudaGetLastError();
+      if (q == cudaErrorNotReady) continue;
       cudaEventDestroy(b.ready);
     }
     blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(i));
@@ -269,7 +278,7 @@ const char* refGetErrorString(refError e) {
     case refErrorInvalidPointer: base = "invalid device pointer"; break;
     case refErrorNotReady: base = "device not ready"; break;
   }
-  if (tls_error.empty()) return base;
+  if (tls_error.empty() || e != tls_code) return base;
   thread_local std::string text;
   text = std::string(base) + " (CUDA: " + tls_error + ")";
   return text.c_str();

@@ -62,7 +62,12 @@ __host__ __device__ inline T store(C v) {
   } else if constexpr (std::is_same_v<T, bool>) {
     return v != C(0);
   } else if constexpr (is_half_v<C>) {
-    return static_cast<T>(load(v));
+    return store<T>(load(v));
+  } else if constexpr (std::is_integral_v<T> && std::is_floating_point_v<C> && sizeof(T) < 8) {
+    // Through int64, as ATen's CPU casts behave (c10's static_cast_with_inter_type
+    // for uint8; x86's truncating conversion for the others): -3.0 -> uint8 253,
+    // 300.0 -> int8 44, where CUDA's direct conversion would saturate.
+    return static_cast<T>(static_cast<int64_t>(v));
   } else {
     return static_cast<T>(v);
   }
