@@ -16,6 +16,7 @@ import {
   type OpUnderTest,
   type RawRecord,
   type Report,
+  type ReportCoverage,
   type ReportMeta,
   type Result,
   type SampleStatus,
@@ -193,6 +194,7 @@ export function makeReport(
   ops: readonly OpUnderTest[],
   results: readonly Result[],
   coreTotal: number,
+  coverage?: ReportCoverage,
 ): Report {
   const sortedOps = [...ops].sort((a, b) => cmp(a.op, b.op));
   const sorted = [...results].sort(compareResults);
@@ -202,6 +204,7 @@ export function makeReport(
     summary: summarize(sorted, sortedOps, coreTotal),
     ops: sortedOps,
     results: sorted,
+    ...(coverage ? { coverage } : {}),
   };
 }
 
@@ -273,5 +276,7 @@ export function mergeReports(reports: readonly { file: string; report: Report }[
     );
   }
   const meta: ReportMeta = { ...first.meta, shards: [...new Set(shards)].sort() };
-  return makeReport(meta, [...ops.values()], [...results.values()], coreTotal);
+  // Every shard computed the same coverage from the same backend.yaml and torch.
+  const coverage = reports.find((r) => r.report.coverage)?.report.coverage;
+  return makeReport(meta, [...ops.values()], [...results.values()], coreTotal, coverage);
 }

@@ -2,12 +2,22 @@
  * `opgen-backend test [project-dir]` and `opgen-backend report merge`:
  * commander wiring only (src/cli/main.ts calls registerConformanceCommands).
  */
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, totalmem } from "node:os";
+import path from "node:path";
 import type { Command } from "commander";
 import { UserError } from "../util/errors.js";
 import { style } from "../util/term.js";
 import { mergeReports, missingShards, parseReport } from "./aggregate.js";
+import {
+  DiffInputError,
+  diffReports,
+  diffToJson,
+  diffToMarkdown,
+  diffToTerminal,
+  isProblem,
+  readReportForDiff,
+} from "./diff.js";
 import { checkOutcome, runTest, writeOutputs } from "./driver.js";
 import { toTerminal } from "./formats.js";
 import { defaultWorkerMemory, parseDtypes, parseMemorySize, parseOpGlobs, parseShard } from "./select.js";
@@ -161,5 +171,46 @@ export function registerConformanceCommands(program: Command): void {
       writeOutputs(merged, f);
       if (!f.quiet) process.stdout.write(toTerminal(merged, style(process.stdout)));
       if (f.failOnProblems) checkOutcome(merged);
+    });
+
+  report
+    .command("diff")
+    .description("what regressed, got fixed, is new or gone between two JSON reports (e.g. main's and this branch's)")
+    .argument("<old>", "the baseline JSON report (e.g. the main branch's last run)")
+    .argument("<new>", "the JSON report to judge")
+    .option("--json", "print the diff as JSON instead of the table")
+    .option("--markdown <file>", "also write a short Markdown summary (for a pull-request comment or job summary)")
+    .addHelpText(
+      "after",
+      `
+A result (op x dtype x check) regressed when it is a problem (fail, crash,
+timeout, xpass) in <new> and was not one in <old>, or is a worse one
+(fail -> crash). Results only in <new> are "new", only in <old> "gone".
+
+Exit status:
+  0  nothing regressed and no new result is a problem
+  1  something regressed, or a new result is a problem (gate CI on this)
+  2  bad input: a file is missing, not JSON, or not a conformance report`,
+    )
+    .action((oldFile: string, newFile: string, f: { json?: boolean; markdown?: string }) => {
+      let d: ReturnType<typeof diffReports>;
+      try {
+        d = diffReports(readReportForDiff(oldFile), readReportForDiff(newFile));
+      } catch (e) {
+        if (!(e instanceof DiffInputError)) throw e;
+        process.stderr.write(`opgen-backend: ${e.message}\n`);
+        process.exit(2);
+      }
+      if (f.markdown) {
+        mkdirSync(path.dirname(path.resolve(f.markdown)), { recursive: true });
+        writeFileSync(f.markdown, diffToMarkdown(d));
+      }
+      process.stdout.write(f.json ? diffToJson(d) : diffToTerminal(d, style(process.stdout)));
+      if (d.gate) {
+        const newProblems = d.added.filter((e) => e.new !== undefined && isProblem(e.new));
+        throw new UserError(
+          `report diff: ${d.regressed.length} regressed, ${newProblems.length} new problem${newProblems.length === 1 ? "" : "s"}`,
+        );
+      }
     });
 }

@@ -18,6 +18,7 @@ import { UserError } from "../util/errors.js";
 import { style, useColor } from "../util/term.js";
 import { acquireLock } from "../write/files.js";
 import { aggregate, failed, makeReport, readJsonl } from "./aggregate.js";
+import { reportCoverage } from "./coverage.js";
 import { applyExpectations, EMPTY_EXPECTATIONS, type ExpectationsFile, loadExpectations } from "./expectations.js";
 import { problems, toHtml, toJson, toJunit, toMarkdown, toTerminal } from "./formats.js";
 import { type OpInfo, type OpManifest, readManifest, type Selection, type Shard, selectOps } from "./select.js";
@@ -157,6 +158,9 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
     ops: ops.map((o) => ({ name: o.op, kind: o.kind, view: o.view, core: o.core, dtypes: o.dtypes })),
   };
   writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
+  // The uncovered core overloads, for the reports (coverage.ts), while the runner runs.
+  const coverageP =
+    opts.json || opts.html || opts.markdown ? reportCoverage(project, python) : Promise.resolve(undefined);
   if (opts.resume && !existsSync(resultsFile)) {
     process.stderr.write(`opgen-backend: no earlier results at ${resultsFile}; starting from scratch\n`);
   }
@@ -176,6 +180,7 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
     ops,
     results,
     coreTotal,
+    await coverageP,
   );
   writeOutputs(report, opts);
   if (!opts.quiet) {

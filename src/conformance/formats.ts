@@ -6,8 +6,9 @@
  */
 import { assertNever } from "../util/errors.js";
 import type { Style } from "../util/term.js";
-import { compareResults, dtypeRank } from "./aggregate.js";
-import type { Report, Result, Status, Summary } from "./types.js";
+import { compareResults, dtypeRank, passingOps } from "./aggregate.js";
+import { FAMILIES, FAMILY_TITLES, type Family, familyOf } from "./families.js";
+import { type Report, type Result, STATUSES, type Status, type Summary } from "./types.js";
 
 export function toJson(r: Report): string {
   return `${JSON.stringify(r, null, 2)}\n`;
@@ -113,37 +114,97 @@ export function problems(rep: Report): Result[] {
   return rep.results.filter((r) => PROBLEM.has(r.status));
 }
 
-/** For CI job pages (GitHub step summary and the like). */
-export function toMarkdown(rep: Report, maxRows = 50): string {
+function mdCell(s: string, max = 120): string {
+  const one = s.replace(/\s+/g, " ").trim();
+  const cut = one.length > max ? `${one.slice(0, max - 1)}…` : one;
+  return cut.replace(/\|/g, "\\|").replace(/`/g, "'");
+}
+
+/** Problems grouped per op: worst status, the dtypes and checks involved, the first message. */
+export interface OpProblems {
+  readonly op: string;
+  readonly status: Status;
+  readonly dtypes: readonly string[];
+  readonly checks: readonly string[];
+  readonly first: Result;
+  readonly count: number;
+}
+
+export function problemsByOp(rep: Report): OpProblems[] {
+  const by = new Map<string, Result[]>();
+  for (const r of [...problems(rep)].sort(compareResults)) {
+    const list = by.get(r.op) ?? [];
+    list.push(r);
+    by.set(r.op, list);
+  }
+  return [...by].map(([op, rs]) => ({
+    op,
+    status: worst(rs),
+    dtypes: [...new Set(rs.map((r) => r.dtype))],
+    checks: [...new Set(rs.map((r) => r.check))],
+    first: rs[0]!,
+    count: rs.length,
+  }));
+}
+
+/** What the report says of the uncovered core overloads, in one line (undefined when it does not know). */
+export function uncoveredLine(rep: Report): string | undefined {
+  const c = rep.coverage;
+  if (!c) return undefined;
+  const fallback = c.missing.filter((m) => m.fate === "cpu-fallback").length;
+  const raise = c.missing.filter((m) => m.fate === "not-implemented").length;
+  const parts = [
+    fallback ? `${fallback} fall back to CPU` : "",
+    raise ? `${raise} raise NotImplementedError` : "",
+    c.missing.length - fallback - raise ? `${c.missing.length - fallback - raise} decompose or run a composite` : "",
+  ].filter((x) => x);
+  return `${c.core_covered}/${c.core_total} core overloads registered; ${c.missing.length} not covered${parts.length ? ` (${parts.join(", ")})` : ""}`;
+}
+
+/**
+ * Short enough for a pull-request comment or a CI job summary: a few lines of
+ * totals, then at most `maxRows` operators with problems (one row per op),
+ * then how many more the full report has.
+ */
+export function toMarkdown(rep: Report, maxRows = 20): string {
   const s = rep.summary;
+  const bad = problemsByOp(rep);
+  const nBad = s.failed + s.crashed + s.timed_out + s.xpass;
   const out: string[] = [];
-  out.push(`## opgen-backend conformance: \`${rep.meta.device}\``);
-  out.push("");
-  out.push(`**Core ATen conformance: ${coreLevel(s)}** core overloads pass every check on every claimed dtype.`);
-  out.push("");
-  out.push("| total | passed | warned | failed | crashed | timed out | skipped | xfail | xpass |");
-  out.push("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-  out.push(
-    `| ${s.total} | ${s.passed} | ${s.warned} | ${s.failed} | ${s.crashed} | ${s.timed_out} | ${s.skipped} | ${s.xfail} | ${s.xpass} |`,
-  );
+  const verdict =
+    nBad === 0
+      ? "✅ no problems"
+      : `❌ ${nBad} problem${nBad === 1 ? "" : "s"} in ${bad.length} operator${bad.length === 1 ? "" : "s"}`;
+  out.push(`### opgen-backend conformance: \`${rep.meta.device}\`: ${verdict}`);
   out.push("");
   out.push(
-    `${s.ops_passed}/${s.ops} operators pass everything. Seed ${rep.meta.seed}, up to ${rep.meta.max_samples} samples per op and dtype.`,
+    `**Core ATen conformance: ${coreLevel(s)}** · ${s.ops_passed}/${s.ops} operators pass everything · ` +
+      `${s.total} results: ${s.passed} passed, ${s.warned} warned, ${s.failed} failed, ${s.crashed} crashed, ` +
+      `${s.timed_out} timed out, ${s.skipped} skipped, ${s.xfail} xfail, ${s.xpass} xpass`,
   );
-  const bad = problems(rep);
+  const unc = uncoveredLine(rep);
+  out.push("");
+  out.push(
+    `${unc ? `${unc}. ` : ""}Seed ${rep.meta.seed}, up to ${rep.meta.max_samples} samples per op and dtype${rep.meta.shards.length ? `, shards ${rep.meta.shards.join(" ")}` : ""}.`,
+  );
   if (bad.length > 0) {
     out.push("");
-    out.push(`### Problems (${bad.length})`);
-    out.push("");
-    out.push("| | op | dtype | check | message | sample |");
+    out.push("| | op | dtypes | checks | first problem | rerun |");
     out.push("|---|---|---|---|---|---|");
-    for (const r of bad.slice(0, maxRows)) {
-      const msg = r.message.replace(/\|/g, "\\|").replace(/\n/g, " ");
+    for (const p of bad.slice(0, maxRows)) {
+      const f = p.first;
       out.push(
-        `| ${ICON[r.status]} ${r.status} | \`${r.op}\` | ${r.dtype} | ${r.check} | ${msg} | seed ${r.seed} #${r.sample} |`,
+        `| ${ICON[p.status]} ${p.status} | \`${p.op}\` | ${p.dtypes.join(" ")} | ${p.checks.join(" ")} | ${mdCell(`${f.dtype} ${f.check}: ${f.message}`)} | \`--seed ${f.seed} --sample ${f.sample}\` |`,
       );
     }
-    if (bad.length > maxRows) out.push(`\n…and ${bad.length - maxRows} more; see the HTML or JSON report.`);
+    if (bad.length > maxRows) {
+      const more = bad.slice(maxRows);
+      const results = more.reduce((n, p) => n + p.count, 0);
+      out.push("");
+      out.push(
+        `${more.length} more operator${more.length === 1 ? "" : "s"} with problems (${results} result${results === 1 ? "" : "s"}) in the full report.`,
+      );
+    }
   }
   return `${out.join("\n")}\n`;
 }
@@ -177,21 +238,67 @@ const COLORS: Readonly<Record<Status, string>> = {
   xpass: "#bf8700",
 };
 
-/** Self-contained: inline CSS, no scripts, no external resources. */
+const FATE_TEXT: Readonly<Record<string, readonly [string, string]>> = {
+  "cpu-fallback": ["falls back to CPU", "fall back to CPU"],
+  "not-implemented": ["raises NotImplementedError (fallback: none)", "raise NotImplementedError (fallback: none)"],
+  "composite-kernel": ["runs a composite kernel over other ops", "run a composite kernel over other ops"],
+  decomposes: ["decomposes (CompositeImplicitAutograd)", "decompose (CompositeImplicitAutograd)"],
+};
+
+/**
+ * The filter: a status select; rows whose statuses lack it are hidden, and
+ * the families and all-pass groups holding a shown row open. `#status=fail`
+ * in the address selects on load. Inline, no network.
+ */
+const FILTER_SCRIPT = `(function(){
+var sel=document.getElementById("status-filter");
+function apply(v){
+  var rows=document.querySelectorAll("tr.op-row");
+  for(var i=0;i<rows.length;i++){var r=rows[i];var st=" "+r.getAttribute("data-statuses")+" ";
+    var show=v==="all"||(v==="problems"?/ (fail|crash|timeout|xpass) /.test(st):st.indexOf(" "+v+" ")>=0);
+    r.hidden=!show;}
+  var groups=document.querySelectorAll("details.family, details.allpass");
+  for(var j=0;j<groups.length;j++){var g=groups[j];
+    var n=g.querySelectorAll("tr.op-row:not([hidden])").length;
+    g.hidden=v!=="all"&&n===0;
+    if(v!=="all"&&n>0)g.open=true;}
+  var c=document.getElementById("filter-count");
+  if(c)c.textContent=v==="all"?"":document.querySelectorAll("tr.op-row:not([hidden])").length+" operators shown";
+  document.body.setAttribute("data-filter",v);
+}
+sel.addEventListener("change",function(){apply(sel.value);history.replaceState(null,"",sel.value==="all"?"#":"#status="+sel.value);});
+var m=/status=([a-z]+)/.exec(location.hash);
+if(m){for(var k=0;k<sel.options.length;k++)if(sel.options[k].value===m[1])sel.value=m[1];}
+apply(sel.value);
+})();`;
+
+const PROBLEM_STATUSES: readonly Status[] = ["fail", "crash", "timeout", "xpass"];
+
+/**
+ * Self-contained (inline CSS and one inline script, no external resources):
+ * operators grouped by family (Note [Operator families] in families.ts),
+ * problem rows shown, all-pass rows collapsed, a status filter, then the
+ * uncovered core overloads, the failing samples and the known failures.
+ */
 export function toHtml(rep: Report): string {
   const s = rep.summary;
   const dtypes = [...new Set(rep.results.map((r) => r.dtype))].sort(
     (a, b) => dtypeRank(a) - dtypeRank(b) || (a < b ? -1 : a > b ? 1 : 0),
   );
   const cells = new Map<string, Result[]>();
+  const byOp = new Map<string, Result[]>();
   for (const r of rep.results) {
     const k = `${r.op}\u0000${r.dtype}`;
     const list = cells.get(k) ?? [];
     list.push(r);
     cells.set(k, list);
+    const ol = byOp.get(r.op) ?? [];
+    ol.push(r);
+    byOp.set(r.op, ol);
   }
-  const ops = [...new Set(rep.results.map((r) => r.op))].sort();
+  const ops = [...byOp.keys()].sort();
   const coreOps = new Set(rep.ops.filter((o) => o.core).map((o) => o.op));
+  const passing = passingOps(rep.results);
   const o: string[] = [];
   o.push("<!DOCTYPE html>");
   o.push('<html lang="en"><head><meta charset="utf-8">');
@@ -200,10 +307,14 @@ export function toHtml(rep: Report): string {
   o.push(
     "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#1f2328}" +
       "table{border-collapse:collapse}td,th{padding:2px 6px;border:1px solid #d0d7de;text-align:left}" +
-      "td.c{width:5.5em;text-align:center;color:#fff;font-size:12px}th.op{font-family:monospace;font-weight:normal}" +
+      "td.c{width:5.5em;text-align:center;color:#fff;font-size:12px}th.op{font-family:monospace;font-weight:normal;min-width:22em}" +
       ".sum td{text-align:right}.legend span{display:inline-block;padding:0 6px;margin-right:4px;color:#fff}" +
       "td.msg{font-family:monospace;font-size:12px;max-width:60em;white-space:pre-wrap;word-break:break-word}" +
-      "code{font-size:12px}",
+      "code{font-size:12px}details.family{margin:.4em 0;border:1px solid #d0d7de;border-radius:6px;padding:.3em .6em}" +
+      "details.family>summary{cursor:pointer;font-weight:600}details.allpass{margin:.4em 0}" +
+      "details.allpass>summary{cursor:pointer;color:#57606a}.badge{display:inline-block;padding:0 6px;margin-left:6px;border-radius:8px;color:#fff;font-size:12px;font-weight:normal}" +
+      "#filter{margin:1em 0;padding:.5em;background:#f6f8fa;border:1px solid #d0d7de;border-radius:6px}" +
+      "ul.uncovered{columns:3;font-family:monospace;font-size:12px}",
   );
   o.push("</style></head><body>");
   o.push(`<h1>Conformance of <code>${html(rep.meta.device)}</code> against eager CPU PyTorch</h1>`);
@@ -226,8 +337,11 @@ export function toHtml(rep: Report): string {
   o.push("</tr><tr>");
   for (const [k] of fields) o.push(`<td data-key="${k}">${s[k]}</td>`);
   o.push("</tr></table>");
+  const unc = uncoveredLine(rep);
   o.push(
-    `<p>Seed ${rep.meta.seed}; up to ${rep.meta.max_samples} samples per op and dtype; torch ${html(rep.meta.torch_version)}.</p>`,
+    `<p>${s.ops_passed}/${s.ops} operators pass everything.${unc ? ` <a href="#uncovered">${html(unc)}</a>.` : ""} ` +
+      `Seed ${rep.meta.seed}; up to ${rep.meta.max_samples} samples per op and dtype; torch ${html(rep.meta.torch_version)}` +
+      `${rep.meta.shards.length ? `; shards ${html(rep.meta.shards.join(" "))}` : ""}.</p>`,
   );
   o.push('<p class="legend">');
   for (const st of Object.keys(COLORS) as Status[]) {
@@ -235,28 +349,103 @@ export function toHtml(rep: Report): string {
     o.push(`<span style="background:${COLORS[st]};color:${ink}">${st}</span>`);
   }
   o.push("</p>");
-  o.push(`<h2>Operators × dtypes</h2>`);
-  o.push('<table id="heatmap"><tr><th>operator</th>');
-  for (const d of dtypes) o.push(`<th>${html(d)}</th>`);
-  o.push("</tr>");
-  for (const op of ops) {
-    o.push(`<tr><th class="op">${html(op)}${coreOps.has(op) ? " <small>core</small>" : ""}</th>`);
+
+  o.push('<form id="filter" onsubmit="return false"><label>Show operators with status ');
+  o.push('<select id="status-filter"><option value="all">any</option><option value="problems">any problem</option>');
+  for (const st of STATUSES) o.push(`<option value="${st}">${st}</option>`);
+  o.push('</select></label> <span id="filter-count"></span></form>');
+
+  o.push('<h2 id="operators">Operators × dtypes, by family</h2>');
+  o.push('<div id="heatmap">');
+  const header = `<tr><th>operator</th>${dtypes.map((d) => `<th>${html(d)}</th>`).join("")}</tr>`;
+  const row = (op: string): string => {
+    const rs = byOp.get(op) ?? [];
+    const statuses = [...new Set(rs.map((r) => r.status))].sort();
+    const w = worst(rs);
+    const parts = [
+      `<tr class="op-row" data-op="${html(op)}" data-worst="${w}" data-statuses="${statuses.join(" ")}">`,
+      `<th class="op">${html(op)}${coreOps.has(op) ? " <small>core</small>" : ""}</th>`,
+    ];
     for (const d of dtypes) {
-      const rs = cells.get(`${op}\u0000${d}`);
-      if (!rs) {
-        o.push('<td class="c" style="background:#fff"></td>');
+      const cell = cells.get(`${op}\u0000${d}`);
+      if (!cell) {
+        parts.push('<td class="c" style="background:#fff"></td>');
         continue;
       }
-      const w = worst(rs);
-      const ink = w === "skip" || w === "warn" ? "#1f2328" : "#fff";
-      const title = rs.map((r) => `${r.check}: ${r.status}${r.message ? ` — ${r.message}` : ""}`).join("\n");
-      o.push(
-        `<td class="c" data-op="${html(op)}" data-dtype="${html(d)}" data-status="${w}" style="background:${COLORS[w]};color:${ink}" title="${html(title)}">${w}</td>`,
+      const cw = worst(cell);
+      const ink = cw === "skip" || cw === "warn" ? "#1f2328" : "#fff";
+      const title = cell.map((r) => `${r.check}: ${r.status}${r.message ? ` — ${r.message}` : ""}`).join("\n");
+      parts.push(
+        `<td class="c" data-op="${html(op)}" data-dtype="${html(d)}" data-status="${cw}" style="background:${COLORS[cw]};color:${ink}" title="${html(title)}">${cw}</td>`,
       );
     }
-    o.push("</tr>");
+    parts.push("</tr>");
+    return parts.join("");
+  };
+  const byFamily = new Map<Family, string[]>();
+  for (const op of ops) {
+    const f = familyOf(op);
+    const list = byFamily.get(f) ?? [];
+    list.push(op);
+    byFamily.set(f, list);
   }
-  o.push("</table>");
+  for (const fam of FAMILIES) {
+    const members = byFamily.get(fam);
+    if (!members) continue;
+    const clean = members.filter((op) => passing.has(op));
+    const rest = members.filter((op) => !passing.has(op));
+    const bad = rest.filter((op) => (byOp.get(op) ?? []).some((r) => PROBLEM_STATUSES.includes(r.status)));
+    const badges = [
+      `<span class="badge" style="background:${COLORS.pass}">${clean.length}/${members.length} pass</span>`,
+      bad.length ? `<span class="badge" style="background:${COLORS.fail}">${bad.length} with problems</span>` : "",
+    ].join("");
+    o.push(
+      `<details class="family" id="family-${fam}" data-family="${fam}"${bad.length ? " open" : ""}><summary>${html(FAMILY_TITLES[fam])} (${members.length})${badges}</summary>`,
+    );
+    if (rest.length > 0) o.push(`<table class="heatmap">${header}${rest.map(row).join("\n")}</table>`);
+    if (clean.length > 0) {
+      o.push(
+        `<details class="allpass"><summary>${clean.length} operator${clean.length === 1 ? " passes" : "s pass"} every check on every dtype</summary>`,
+      );
+      o.push(`<table class="heatmap">${header}${clean.map(row).join("\n")}</table></details>`);
+    }
+    o.push("</details>");
+  }
+  o.push("</div>");
+
+  const cov = rep.coverage;
+  o.push(
+    `<h2 id="uncovered">Core ATen overloads the backend does not cover${cov ? ` (${cov.missing.length} of ${cov.core_total})` : ""}</h2>`,
+  );
+  if (!cov) {
+    o.push(
+      "<p>Not known: this report was made without the project's backend.yaml (run <code>opgen-backend coverage</code>).</p>",
+    );
+  } else if (cov.missing.length === 0) {
+    o.push("<p>None: every core-ATen overload of this torch is registered.</p>");
+  } else {
+    for (const fate of ["cpu-fallback", "not-implemented", "composite-kernel", "decomposes"]) {
+      const names = cov.missing.filter((m) => m.fate === fate).map((m) => m.name);
+      if (names.length === 0) continue;
+      const text = FATE_TEXT[fate]?.[names.length === 1 ? 0 : 1] ?? fate;
+      o.push(`<h3 data-fate="${fate}">${names.length} overload${names.length === 1 ? "" : "s"} ${html(text)}</h3>`);
+      const fams = new Map<Family, string[]>();
+      for (const n of names) {
+        const f = familyOf(n);
+        fams.set(f, [...(fams.get(f) ?? []), n]);
+      }
+      o.push('<ul class="uncovered">');
+      for (const fam of FAMILIES) {
+        for (const n of fams.get(fam) ?? []) {
+          o.push(
+            `<li class="uncovered-op" data-fate="${fate}" data-family="${fam}">${html(n)} <small>${html(FAMILY_TITLES[fam].toLowerCase())}</small></li>`,
+          );
+        }
+      }
+      o.push("</ul>");
+    }
+  }
+
   const bad = [...problems(rep)].sort(compareResults);
   o.push(`<h2 id="failing">Failing samples (${bad.length})</h2>`);
   if (bad.length === 0) o.push("<p>None.</p>");
@@ -286,6 +475,7 @@ export function toHtml(rep: Report): string {
     o.push("</ul>");
   }
   o.push(`<footer><small>${html(rep.generator)}</small></footer>`);
+  o.push(`<script>${FILTER_SCRIPT}</script>`);
   o.push("</body></html>");
   return `${o.join("\n")}\n`;
 }
