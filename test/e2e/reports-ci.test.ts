@@ -114,7 +114,9 @@ describe("the CI workflow init writes", () => {
     expect(wf.jobs.conformance!.strategy!.matrix.shard).toBe("${{ fromJSON(needs.plan.outputs.shards) }}");
     expect(wf.jobs.conformance!.needs).toEqual(["plan", "build-test"]);
     expect(wf.jobs.report!.needs).toEqual(["plan", "conformance"]);
-    expect(wf.jobs.report!.if).toContain("always()");
+    expect(wf.jobs.report!.if).toBe(
+      "always() && (needs.conformance.result == 'success' || needs.conformance.result == 'failure')",
+    );
     const uploads = wf.jobs.report!.steps.filter((s) => s.uses?.startsWith("actions/upload-artifact"));
     expect(uploads.map((s) => s.with?.name)).toEqual(["conformance-reports"]);
     // the shard count is written in one place: nothing else names a number of shards
