@@ -175,9 +175,51 @@ __global__ void reduce_kernel(Plan s, const char* in, char* out, double correcti
   }
 }
 
+// A thread per output element, reducing sequentially: for short reductions
+// (a block per output would leave most threads idle) and for reductions
+// across an outer dim whose kept inner dim is dense (neighbouring threads
+// then read neighbouring elements: coalesced, where a block per output
+// would stride through memory).
+template <class T, refkReduceOp OP>
+__global__ void reduce_per_thread_kernel(Plan s, const char* in, char* out, double correction) {
+  using R = Reducer<T, OP>;
+  using A = typename R::A;
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t m = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; m < s.M; m += stride) {
+    const char* row = in + offset_of(m, s.kept, s.kept_sizes, s.kept_in);
+    A acc = R::init();
+    for (int64_t k = 0; k < s.K; ++k) {
+      acc = R::step(acc, load(*reinterpret_cast<const T*>(row + offset_of(k, s.red, s.red_sizes, s.red_in))));
+    }
+    char* dst = out + offset_of(m, s.kept, s.kept_sizes, s.kept_out);
+    if constexpr (OP == refkMean) {
+      write_value(s.out_dtype, dst, static_cast<double>(acc) / static_cast<double>(s.K));
+    } else if constexpr (OP == refkVar) {
+      const double mean = static_cast<double>(acc) / static_cast<double>(s.K);
+      double m2 = 0;
+      for (int64_t k = 0; k < s.K; ++k) {
+        const double x = static_cast<double>(
+            load(*reinterpret_cast<const T*>(row + offset_of(k, s.red, s.red_sizes, s.red_in))));
+        m2 += (x - mean) * (x - mean);
+      }
+      const double dof = static_cast<double>(s.K) - correction;
+      write_value(s.out_dtype, dst, m2 / (dof > 0 ? dof : 0.0));
+    } else {
+      write_value(s.out_dtype, dst, acc);
+    }
+  }
+}
+
 template <class T, refkReduceOp OP>
 refkStatus launch_reduce(const refkContext* ctx, const Plan& s, const refkTensor& out, const refkTensor& in,
                          double correction) {
+  const bool dense_kept = s.kept >= 1 && s.kept_in[s.kept - 1] == static_cast<int64_t>(sizeof(T));
+  const bool dense_reduced = s.red >= 1 && s.red_in[s.red - 1] == static_cast<int64_t>(sizeof(T));
+  if (s.K <= 32 || (dense_kept && !dense_reduced && s.M >= 1024)) {
+    reduce_per_thread_kernel<T, OP><<<blocks_for(s.M, kThreads), kThreads, 0, stream_of(ctx)>>>(
+        s, static_cast<const char*>(in.data), static_cast<char*>(out.data), correction);
+    return launched("reduce");
+  }
   const unsigned blocks = static_cast<unsigned>(s.M < 65535 * 16 ? s.M : 65535 * 16);
   reduce_kernel<T, OP><<<blocks, kThreads, 0, stream_of(ctx)>>>(s, static_cast<const char*>(in.data),
                                                                  static_cast<char*>(out.data), correction);
