@@ -26,7 +26,7 @@ import os
 import tempfile
 import warnings
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator
 
 import torch
@@ -597,7 +597,8 @@ def sample_list(
             if len(traced) >= max_samples:
                 break
     seed_cpu(derive_seed(seed, name, DTYPE_NAMES.get(dtype, dtype), "schema"))
-    synth = synthesize(name, dtype)
+    traced = [_eager_runs(name, target, s) for s in traced]
+    synth = [_eager_runs(name, target, s) for s in synthesize(name, dtype)]
     for s in synth:
         if kind == "out" and s.out_names:
             dts = _out_dtypes_via_functional(target, s.args, s.kwargs, len(s.out_names)) if target != name else None
@@ -606,6 +607,33 @@ def sample_list(
             s.out_dtypes = dts if dts is not None else s.out_dtypes
     ordinary = _with_variants(traced, synth, max_samples)
     return ordinary + probes(name, kind, target, dtype, seed, index, ordinary)
+
+
+# Note [Samples eager CPU crashes on]: a few argument combinations make eager
+# CPU itself kill the process (a segfault, not an error), so there is nothing
+# to compare a device with, and deriving probes or out= dtypes from such a
+# sample kills the worker that generates them, losing the whole (overload,
+# dtype). Such a sample is changed into the nearest one eager runs, per
+# overload (the functional one and its out= form), each with the reason.
+def _no_stats_training(s: Sample) -> Sample:
+    # training=False without running stats: ATen's CPU kernel reads the
+    # undefined running_mean/running_var (torch 2.13); train instead.
+    if len(s.args) > 3 and s.args[3] is False:
+        return replace(s, args=s.args[:3] + (True,) + s.args[4:])
+    if s.kwargs.get("training") is False:
+        return replace(s, kwargs={**s.kwargs, "training": True})
+    return s
+
+
+_EAGER_CRASHES: dict[str, Callable[[Sample], Sample]] = {
+    "_native_batch_norm_legit.no_stats": _no_stats_training,
+    "_native_batch_norm_legit.no_stats_out": _no_stats_training,
+}
+
+
+def _eager_runs(name: str, target: str, s: Sample) -> Sample:
+    fix = _EAGER_CRASHES.get(name) or _EAGER_CRASHES.get(target)
+    return fix(s) if fix is not None else s
 
 
 def _out_dtypes_via_functional(fname: str, args: tuple, kwargs: dict, n: int) -> tuple | None:

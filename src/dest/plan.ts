@@ -235,6 +235,7 @@ export type OutDtype = "castable" | "equal" | "equal_iterator";
  * eager's where eager words it as TensorIterator does, else `equal`.
  */
 const EQUAL_OUT_DTYPE: ReadonlyMap<string, OutDtype> = new Map<string, OutDtype>([
+  ["_native_batch_norm_legit.no_stats_out", "equal"],
   ["abs.out", "equal_iterator"],
   ["binary_cross_entropy_backward.grad_input", "equal_iterator"],
   ["conj_physical.out", "equal_iterator"],

@@ -1,12 +1,16 @@
-// Matrix products: mm, bmm, addmm. Shapes and dtypes are checked with eager's
-// messages, in eager's order; the library's blocked GEMM (refkGemm, Note
-// [Blocked GEMM]) computes with any strides, so transposed and sliced
+// Matrix products: mm, bmm, addmm; and p-norm distances between rows
+// (_cdist_forward, _pdist_forward). Shapes and dtypes are checked with
+// eager's messages, in eager's order; the library's blocked GEMM (refkGemm,
+// Note [Blocked GEMM]) computes with any strides, so transposed and sliced
 // operands are never copied first.
 #include "aten/Glue.h"
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/DeviceGuard.h>
+#include <ATen/ExpandUtils.h>
 #include <c10/util/Exception.h>
+
+#include <vector>
 
 namespace opgen_ref {
 namespace {
@@ -25,6 +29,13 @@ void gemm_into(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, 
   const refkTensor cd = describe(out, op), ad = describe(a, op), bd = describe(b, op);
   const refkContext ctx = context();
   check(refkGemm(&ctx, &cd, &ad, &bd, alpha, beta), op);
+}
+
+at::Tensor zero_filled(const at::Tensor& out) {
+  const refkTensor o = describe(out, "cdist");
+  const refkContext ctx = context();
+  check(refkFill(&ctx, &o, refkScalar{0.0, 0}), "cdist");
+  return out;
 }
 
 constexpr refkScalar kOne{1.0, 1};
@@ -86,6 +97,107 @@ at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tenso
   const bool ignore_self = c10::isIntegralType(dtype, false) ? b.i == 0 : b.f == 0.0;
   if (!ignore_self && out.numel() > 0) copy_into(out, bias, "addmm");
   gemm_into(out, mat1, mat2, a, ignore_self ? kZero : b, "addmm");
+  return out;
+}
+
+// Distances are computed directly (the library sums in double), also where
+// eager's CPU kernel takes its matrix-product route for p = 2 (compute_mode;
+// both agree within the dtype's tolerance, the direct one is the closer).
+at::Tensor _cdist_forward(const at::Tensor& x1, const at::Tensor& x2, double p, std::optional<int64_t> compute_mode) {
+  TORCH_CHECK(c10::isFloatingType(x1.scalar_type()), "cdist only supports floating-point dtypes, X1 got: ",
+              x1.scalar_type());
+  TORCH_CHECK(c10::isFloatingType(x2.scalar_type()), "cdist only supports floating-point dtypes, X2 got: ",
+              x2.scalar_type());
+  TORCH_CHECK(x1.dim() >= 2, "cdist only supports at least 2D tensors, X1 got: ", x1.dim(), "D");
+  TORCH_CHECK(x2.dim() >= 2, "cdist only supports at least 2D tensors, X2 got: ", x2.dim(), "D");
+  TORCH_CHECK(x1.size(-1) == x2.size(-1), "X1 and X2 must have the same number of columns. X1: ", x1.size(-1),
+              " X2: ", x2.size(-1));
+  TORCH_CHECK(p >= 0, "cdist only supports non-negative p values");
+  const int64_t mode = compute_mode.value_or(0);
+  TORCH_CHECK(mode >= 0 && mode <= 2, "possible modes: 0, 1, 2, but was: ", mode);
+  const c10::ScalarType dtype = x1.scalar_type();
+  TORCH_CHECK(x2.scalar_type() == dtype, "cdist: X1 and X2 must have the same dtype, X1 got: ", dtype, " X2 got: ",
+              x2.scalar_type());
+  const c10::Device device = common_device({&x1, &x2}, "cdist");
+  const c10::DeviceGuard guard(device);
+  const int64_t P = x1.size(-2), R = x2.size(-2), M = x1.size(-1);
+  const std::vector<int64_t> batch = at::infer_size(x1.sizes().slice(0, x1.dim() - 2), x2.sizes().slice(0, x2.dim() - 2));
+  int64_t B = 1;
+  for (int64_t s : batch) B *= s;
+  std::vector<int64_t> out_shape = batch;
+  out_shape.push_back(P);
+  out_shape.push_back(R);
+  at::Tensor out = empty(out_shape, dtype, device);
+  // As eager: an empty result or rows of no columns (all distances 0) never
+  // reach the dtype dispatch, so they work for the half types too.
+  if (out.numel() == 0) return out;
+  if (M == 0) return zero_filled(out);
+  TORCH_CHECK_NOT_IMPLEMENTED(dtype == c10::kFloat || dtype == c10::kDouble, "\"cdist\" not implemented for '",
+                              c10::toString(dtype), "'");
+  // Operands as (B, rows, M): broadcast batch dims are laid out first when
+  // there is more than one (their strides need not merge).
+  const auto flat = [&](const at::Tensor& x, int64_t rows) {
+    std::vector<int64_t> shape = batch;
+    shape.push_back(rows);
+    shape.push_back(M);
+    refkTensor d{};
+    if (batch.size() <= 1 && x.dim() == static_cast<int64_t>(shape.size())) {
+      d = describe_as(x, shape, "cdist");
+      if (batch.empty()) {  // add the batch dim
+        for (int k = 2; k > 0; --k) {
+          d.sizes[k] = d.sizes[k - 1];
+          d.strides[k] = d.strides[k - 1];
+        }
+        d.sizes[0] = 1;
+        d.strides[0] = 0;
+        d.ndim = 3;
+      }
+      return std::make_pair(d, at::Tensor());
+    }
+    at::Tensor c = empty(shape, dtype, device);
+    if (c.numel() > 0) copy_into(c, x, "cdist");
+    d = describe(c, "cdist");
+    d.ndim = 3;
+    d.sizes[0] = B;
+    d.sizes[1] = rows;
+    d.sizes[2] = M;
+    d.strides[0] = rows * M;
+    d.strides[1] = M;
+    d.strides[2] = 1;
+    return std::make_pair(d, c);
+  };
+  const auto [d1, keep1] = flat(x1, P);
+  const auto [d2, keep2] = flat(x2, R);
+  refkTensor o = describe(out, "cdist");
+  o.ndim = 3;
+  o.sizes[0] = B;
+  o.sizes[1] = P;
+  o.sizes[2] = R;
+  o.strides[0] = P * R;
+  o.strides[1] = R;
+  o.strides[2] = 1;
+  const refkContext ctx = context();
+  check(refkCdist(&ctx, &o, &d1, &d2, p), "cdist");
+  return out;
+}
+
+at::Tensor _pdist_forward(const at::Tensor& self, double p) {
+  TORCH_CHECK(self.is_contiguous(), "_pdist_forward requires contiguous input");
+  TORCH_CHECK(self.dim() == 2, "pdist only supports 2D tensors, got: ", self.dim(), "D");
+  TORCH_CHECK(p >= 0, "pdist only supports non-negative p values");
+  const c10::ScalarType dtype = self.scalar_type();
+  const c10::Device device = common_device({&self}, "pdist");
+  const c10::DeviceGuard guard(device);
+  const int64_t N = self.size(0);
+  at::Tensor out = empty({N >= 2 ? N * (N - 1) / 2 : 0}, dtype, device);
+  // As eager, any dtype passes when there is nothing to compute.
+  if (out.numel() == 0) return out;
+  if (self.size(1) == 0) return zero_filled(out);
+  TORCH_CHECK_NOT_IMPLEMENTED(dtype == c10::kFloat || dtype == c10::kDouble, "\"pdist\" not implemented for '",
+                              c10::toString(dtype), "'");
+  const refkTensor o = describe(out, "pdist"), x = describe(self, "pdist");
+  const refkContext ctx = context();
+  check(refkPdist(&ctx, &o, &x, p), "pdist");
   return out;
 }
 

@@ -187,6 +187,15 @@ refkStatus refkConvIm2col(const refkContext* ctx, const refkTensor* col, const r
 refkStatus refkConvCol2im(const refkContext* ctx, const refkTensor* im, const refkTensor* col,
                           const refkConvGeometry* geometry);
 
+// p-norm distances between rows, summed in double: p = 0 counts the
+// differing elements, p = inf takes the largest difference (NaN wins).
+// cdist: out[b, i, j] = || x1[b, i, :] - x2[b, j, :] || with out (B, P, R),
+// x1 (B, P, M), x2 (B, R, M). pdist: out (N * (N - 1) / 2) over the row
+// pairs i < j of x (N, M) in row-major order. float32 and float64.
+refkStatus refkCdist(const refkContext* ctx, const refkTensor* out, const refkTensor* x1, const refkTensor* x2,
+                     double p);
+refkStatus refkPdist(const refkContext* ctx, const refkTensor* out, const refkTensor* x, double p);
+
 // ---- tensor manipulation and random
 // (cat, pad, flip, repeat, the scatters and the views need no call of their
 // own: they are refkCopy/refkFill over descriptors of slices, negative

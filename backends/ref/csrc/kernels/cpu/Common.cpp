@@ -144,6 +144,21 @@ void parallel_for(int64_t n, int64_t grain, int threads, const std::function<voi
   if (!pool().try_run(n, chunk, use, f)) f(0, n);
 }
 
+double load_any(const refkTensor& t, int64_t i) {
+  return dispatch(t.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return static_cast<double>(load(static_cast<const T*>(t.data)[i]));
+  });
+}
+
+void store_any(const refkTensor& t, int64_t i, double v) {
+  dispatch(t.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    static_cast<T*>(t.data)[i] = store<T>(v);
+    return 0;
+  });
+}
+
 refkStatus check_shapes(const char* op, std::initializer_list<const refkTensor*> ts) {
   const refkTensor* first = *ts.begin();
   for (const refkTensor* t : ts) {

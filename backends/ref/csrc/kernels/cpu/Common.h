@@ -17,6 +17,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace refk {
 
@@ -189,7 +190,7 @@ class Access {
   Access& operator=(const Access&) = delete;
 
  private:
-  static constexpr int kMax = 8;
+  static constexpr int kMax = 12;
   const void* ptrs_[kMax] = {};
   int n_ = 0;
 };
@@ -355,5 +356,167 @@ inline bool same_shape(const refkTensor& a, const refkTensor& b) {
 
 // Checks that operands match the output's shape; an error status otherwise.
 refkStatus check_shapes(const char* op, std::initializer_list<const refkTensor*> ts);
+
+
+// ---- rows: softmax and normalization ---------------------------------------
+//
+// Note [Row kernels]: softmax and the norms work on rows: the elements one
+// result is normalized over (a softmax dim, a layer-norm row, a group, a
+// batch-norm channel). A row is read once into a per-thread scratch buffer of
+// the compute type (float for float, float16 and bfloat16; double for
+// float64), every pass over it then runs on contiguous memory the compiler
+// vectorizes, and the result is written back once. Rows are independent, so
+// threads split rows; a GPU runs a block per row.
+
+// A row as `runs` runs of `len` elements: element (r, i) lies at
+// r * run_stride + i * stride (elements) from the row's first one. A softmax
+// or layer-norm row is one run; a group is its channels; a batch-norm channel
+// is one run per sample.
+struct RowShape {
+  int64_t runs = 1, len = 1, run_stride = 0, stride = 1;
+  int64_t size() const { return runs * len; }
+};
+
+template <class T, class C>
+void load_row(C* dst, const T* src, const RowShape& w) {
+  for (int64_t r = 0; r < w.runs; ++r, dst += w.len) {
+    const T* p = src + r * w.run_stride;
+    if (w.stride == 1) {
+      for (int64_t i = 0; i < w.len; ++i) dst[i] = C(load(p[i]));
+    } else {
+      for (int64_t i = 0; i < w.len; ++i) dst[i] = C(load(p[i * w.stride]));
+    }
+  }
+}
+
+template <class T, class C>
+void store_row(T* dst, const RowShape& w, const C* src) {
+  for (int64_t r = 0; r < w.runs; ++r, src += w.len) {
+    T* p = dst + r * w.run_stride;
+    if (w.stride == 1) {
+      for (int64_t i = 0; i < w.len; ++i) p[i] = store<T>(src[i]);
+    } else {
+      for (int64_t i = 0; i < w.len; ++i) p[i * w.stride] = store<T>(src[i]);
+    }
+  }
+}
+
+// Per-thread scratch of n elements; slots let one kernel hold several rows.
+template <class C>
+C* scratch(int slot, int64_t n) {
+  thread_local std::vector<C> bufs[3];
+  std::vector<C>& b = bufs[slot];
+  if (static_cast<int64_t>(b.size()) < n) b.resize(static_cast<size_t>(n));
+  return b.data();
+}
+
+// The sum of f(i) over [0, n) as Note [Two-level sums]: 16 lanes of C over
+// chunks of 4096, chunk totals in double.
+template <class C, class F>
+double lane_sum(int64_t n, F&& f) {
+  constexpr int kLanes = 16;
+  constexpr int64_t kChunk = 4096;
+  double total = 0;
+  for (int64_t k0 = 0; k0 < n; k0 += kChunk) {
+    const int64_t k1 = std::min(n, k0 + kChunk);
+    C lanes[kLanes] = {};
+    int64_t k = k0;
+    for (; k + kLanes <= k1; k += kLanes) {
+      for (int l = 0; l < kLanes; ++l) lanes[l] += f(k + l);
+    }
+    for (; k < k1; ++k) lanes[0] += f(k);
+    for (int w = kLanes / 2; w > 0; w /= 2) {
+      for (int l = 0; l < w; ++l) lanes[l] += lanes[l + w];
+    }
+    total += static_cast<double>(lanes[0]);
+  }
+  return total;
+}
+
+// The largest element of p[0, n) (n > 0); a NaN may or may not win, which
+// row kernels need not care about: a NaN element makes its row NaN anyway.
+template <class C>
+C lane_max(const C* p, int64_t n) {
+  constexpr int kLanes = 16;
+  C lanes[kLanes];
+  for (auto& l : lanes) l = p[0];
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lanes[l] = p[k + l] > lanes[l] ? p[k + l] : lanes[l];
+  }
+  for (; k < n; ++k) lanes[0] = p[k] > lanes[0] ? p[k] : lanes[0];
+  for (int l = 1; l < kLanes; ++l) lanes[0] = lanes[l] > lanes[0] ? lanes[l] : lanes[0];
+  return lanes[0];
+}
+
+// Mean and biased variance of a row in two passes (the second over
+// deviations from the mean, as accurate as Welford and vectorizable); an
+// empty row has mean 0 and variance NaN, as ATen's.
+template <class C>
+void moments(const C* x, int64_t n, double& mean, double& var) {
+  mean = n == 0 ? 0.0 : lane_sum<C>(n, [&](int64_t i) { return x[i]; }) / static_cast<double>(n);
+  const C m = C(mean);
+  var = lane_sum<C>(n, [&](int64_t i) { return (x[i] - m) * (x[i] - m); }) / static_cast<double>(n);
+}
+
+// exp in straight-line float arithmetic the compiler vectorizes (libm's expf
+// is a call per element), for x already clamped to [-104, 89]: x = k ln2 + r
+// with |r| <= ln2 / 2 (Cody-Waite), exp(r) by Cephes' degree-6 polynomial
+// (within 2 ulp of exp), times 2^k built in the exponent bits in two halves,
+// so that every k of the range stays a normal float and the product rounds
+// once: results underflow to subnormals and 0 and overflow to inf as exp's
+// do, and NaN stays NaN.
+inline float exp_clamped(float c) {
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  const float k = (c * 1.44269504088896341f + kRound) - kRound;
+  const float r = (c - k * 0.693359375f) + k * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t ki = static_cast<int32_t>(k);
+  const int32_t k1 = ki / 2;
+  const float s1 = bits_to_float(static_cast<uint32_t>(k1 + 127) << 23);
+  const float s2 = bits_to_float(static_cast<uint32_t>(ki - k1 + 127) << 23);
+  return p * s1 * s2;
+}
+
+// dst[i] = exp(src[i] - shift) over a row (dst may be src). For float the
+// clamp runs as a loop of its own: gcc vectorizes a select only where no
+// arithmetic that could trap depends on it in the same loop.
+template <class C>
+void exp_row(C* dst, const C* src, int64_t n, C shift) {
+  if constexpr (std::is_same_v<C, float>) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float c = src[i] - shift;
+      const float hi = c > 89.0f ? 89.0f : c;  // NaN stays NaN
+      dst[i] = hi < -104.0f ? -104.0f : hi;
+    }
+    for (int64_t i = 0; i < n; ++i) dst[i] = exp_clamped(dst[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = std::exp(src[i] - shift);
+  }
+}
+
+// A floating operand's element `i` (offset in elements) as double, and a
+// double stored into one: for per-row statistics and parameters, whose
+// dtype may differ from the row's (float32 weights of a bfloat16 input).
+double load_any(const refkTensor& t, int64_t i);
+void store_any(const refkTensor& t, int64_t i, double v);
+
+// A 1-d floating operand (weight, bias, running stats) as `n` values of C;
+// `fill` for each when its data is NULL (an absent weight is all ones).
+template <class C>
+std::vector<C> load_vector(const refkTensor* t, int64_t n, C fill) {
+  std::vector<C> v(static_cast<size_t>(n), fill);
+  if (t != nullptr && t->data != nullptr) {
+    const int64_t s = t->ndim > 0 ? t->strides[0] : 0;
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = C(load_any(*t, i * s));
+  }
+  return v;
+}
 
 }  // namespace refk

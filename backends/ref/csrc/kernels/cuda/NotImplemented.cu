@@ -59,6 +59,12 @@ refkStatus refkConvIm2col(const refkContext*, const refkTensor*, const refkTenso
 refkStatus refkConvCol2im(const refkContext*, const refkTensor*, const refkTensor*, const refkConvGeometry*) {
   return not_implemented("refkConvCol2im");
 }
+refkStatus refkCdist(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, double) {
+  return not_implemented("refkCdist");
+}
+refkStatus refkPdist(const refkContext*, const refkTensor*, const refkTensor*, double) {
+  return not_implemented("refkPdist");
+}
 
 refkStatus refkPool(const refkContext*, refkPoolMode, const refkTensor*, const refkTensor*, const refkTensor*,
                     const refkPoolParams*) {
