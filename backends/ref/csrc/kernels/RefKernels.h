@@ -115,6 +115,10 @@ typedef enum refkBinaryOp {
   refkLshift, refkRshift, refkHypot, refkCopysign, refkXlogy, refkLogaddexp,
   // bool out
   refkEq, refkNe, refkLt, refkLe, refkGt, refkGe, refkLogicalAnd, refkLogicalOr, refkLogicalXor,
+  // activation backwards, same dtype in and out: a is the incoming gradient,
+  // b the forward's input (threshold, gelu) or output (sigmoid, tanh)
+  refkThresholdBackward,  // b <= alpha ? 0 : a (alpha: the threshold)
+  refkGeluBackwardNone, refkGeluBackwardTanh, refkSigmoidBackward, refkTanhBackward,
 } refkBinaryOp;
 
 refkStatus refkBinary(const refkContext* ctx, refkBinaryOp op, const refkTensor* out, const refkTensor* a,
@@ -390,6 +394,86 @@ refkStatus refkGridSample2d(const refkContext* ctx, const refkTensor* out, const
 // stride as [h, w]); bool sums are "or".
 refkStatus refkCol2im(const refkContext* ctx, const refkTensor* out, const refkTensor* in, const int64_t* kernel,
                       const int64_t* dilation, const int64_t* padding, const int64_t* stride);
+
+// ---- losses, embedding and optimizer steps
+// (the activation backwards are refkBinary ops; mse_loss and
+// native_dropout_backward are compositions of pointwise and reduction calls.)
+
+// ATen's at::Reduction values.
+typedef enum refkLossReduction { refkReductionNone = 0, refkReductionMean = 1, refkReductionSum = 2 } refkLossReduction;
+
+// Negative log likelihood of `self` (batch x classes, floating) at `target`
+// (batch; int64 or uint8), weighted by `weight` (classes, self's dtype; NULL
+// for all ones); targets equal to ignore_index count for nothing. out is
+// (batch) for per-element losses (reduction none), else 0-d: the sum (none
+// or sum) or the sum divided by total_weight (mean; 0/0 is NaN).
+// total_weight (0-d) gets the weight summed over counted targets (0 for
+// per-element losses, as ATen). Sums accumulate in double and round once.
+// A target outside [0, classes) fails with refkErrorIndexOutOfBounds and
+// the text "Target <t> is out of bounds." (eager's IndexError).
+refkStatus refkNllLoss(const refkContext* ctx, const refkTensor* out, const refkTensor* total_weight,
+                       const refkTensor* self, const refkTensor* target, const refkTensor* weight, int32_t reduction,
+                       int64_t ignore_index);
+// Its gradient: grad_input (batch x classes) is zeroed, then
+// grad_input[i, t_i] = -w[t_i] * g for each counted i, where g is
+// grad_output[i] for per-element losses (reduction none and grad_output of
+// batch elements), else grad_output's single value, divided by total_weight
+// (1 element) for mean, rounded to the dtype before it is scaled (as ATen).
+refkStatus refkNllLossBackward(const refkContext* ctx, const refkTensor* grad_input, const refkTensor* grad_output,
+                               const refkTensor* target, const refkTensor* weight, const refkTensor* total_weight,
+                               int32_t reduction, int64_t ignore_index);
+
+// embedding's gradient: grad_weight (num_weights x dim) = sum over i of
+// grad[i] into row indices[i] (grad: n x dim, indices: n, int32 or int64),
+// rows equal to padding_idx skipped, each contribution scaled by 1 / (the
+// row's count in indices) when scale_grad_by_freq. Accumulated in ascending
+// i, each addition rounded to the dtype (ATen's add_ per index), so results
+// are deterministic. An index outside [0, num_weights) fails with
+// refkErrorIndexOutOfBounds (Note [Index errors]; <d> is 0).
+refkStatus refkEmbeddingBackward(const refkContext* ctx, const refkTensor* grad_weight, const refkTensor* grad,
+                                 const refkTensor* indices, int64_t padding_idx, int32_t scale_grad_by_freq);
+
+// embedding_bag as ATen's CPU _embedding_bag: index i (of n, int32 or
+// int64 like offsets) belongs to bag b = #{k < bags : offsets[k] <= i} - 1
+// (offsets ascending from 0); indices equal to padding_idx are skipped.
+// mode 0 sums (each row scaled by per_sample_weights[i] when its data is
+// not NULL), 1 averages over the bag's counted rows (at least 1), 2 takes
+// the elementwise maximum (NaN only when first) and its word index into
+// max_indices (bags x dim; 0 for empty bags). Sums accumulate in double and
+// round once. out is bags x dim (empty bags give 0). bag_size (bags) gets
+// the counted rows per bag (zeros in mode 0); offset2bag (n) gets b per
+// index unless its data is NULL; max_indices in modes 0 and 1 (bags) gets a
+// copy of bag_size. An index outside [0, weight rows) fails with
+// refkErrorIndexOutOfBounds (Note [Index errors]; <d> is 0).
+refkStatus refkEmbeddingBag(const refkContext* ctx, const refkTensor* out, const refkTensor* offset2bag,
+                            const refkTensor* bag_size, const refkTensor* max_indices, const refkTensor* weight,
+                            const refkTensor* indices, const refkTensor* offsets,
+                            const refkTensor* per_sample_weights, int32_t mode, int64_t padding_idx);
+
+// Note [Foreach calls]: torch.optim's foreach path updates every parameter
+// of a group with one call per step of its formula, so the library takes the
+// whole list at once (a GPU library launches one kernel for all of it).
+// out[k] = op(self[k], a[k], b[k], s_k) for k < n, elementwise over tensors
+// of one shape per k (a, b broadcast to it as descriptors). s_k is
+// scalars[k] when nscalars == n, else scalars[0]. out may be self (in
+// place). Computed in opmath (float for the half types) with the scalar
+// converted to it, rounded once; floating dtypes only.
+typedef enum refkForeachOp {
+  refkForeachAddScalar,  // self + s
+  refkForeachMulScalar,  // self * s
+  refkForeachDivScalar,  // self / s
+  refkForeachAdd,        // self + s * a (the half types round s and s * a too, as ATen's add)
+  refkForeachMul,        // self * a
+  refkForeachDiv,        // self / a
+  refkForeachLerp,       // self + s * (a - self), as ATen's lerp (from the end when s >= 0.5)
+  refkForeachAddcmul,    // self + s * a * b
+  refkForeachAddcdiv,    // self + s * a / b
+  refkForeachSqrt,       // sqrt(self)
+  refkForeachNeg,        // -self
+} refkForeachOp;
+refkStatus refkForeach(const refkContext* ctx, refkForeachOp op, int32_t n, const refkTensor* out,
+                       const refkTensor* self, const refkTensor* a, const refkTensor* b, const refkScalar* scalars,
+                       int32_t nscalars);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -166,6 +166,7 @@ refkStatus binary_typed(int threads, refkBinaryOp op, const refkTensor& out, con
             return V(x % y);
           });
         case refkPow: return same([](V x, V y) { return int_pow(x, y); });
+        case refkThresholdBackward: return same([alpha](V g, V x) { return x <= alpha ? V(0) : g; });
         case refkBitwiseAnd: return same([](V x, V y) { return V(x & y); });
         case refkBitwiseOr: return same([](V x, V y) { return V(x | y); });
         case refkBitwiseXor: return same([](V x, V y) { return V(x ^ y); });
@@ -211,6 +212,26 @@ refkStatus binary_typed(int threads, refkBinaryOp op, const refkTensor& out, con
             if (std::isnan(y)) return y;
             if (x == V(0)) return V(0);
             return x * std::log(y);
+          });
+        case refkThresholdBackward: return same([alpha](V g, V x) { return x <= alpha ? V(0) : g; });
+        case refkSigmoidBackward: return same([](V g, V y) { return g * (V(1) - y) * y; });
+        case refkTanhBackward: return same([](V g, V y) { return g * (V(1) - y * y); });
+        case refkGeluBackwardNone:
+          // ATen's GeluBackwardKernelImpl: dy * (cdf(x) + x * pdf(x)).
+          return same([](V g, V x) {
+            const V cdf = V(0.5) * (V(1) + std::erf(x * V(0.70710678118654752440)));
+            const V pdf = V(0.39894228040143267794) * std::exp(V(-0.5) * x * x);
+            return g * (cdf + x * pdf);
+          });
+        case refkGeluBackwardTanh:
+          return same([](V g, V x) {
+            const V beta = V(0.79788456080286535588), kappa = V(0.044715);
+            const V x_sq = x * x;
+            const V tanh_inner = std::tanh(beta * (x + kappa * x_sq * x));
+            const V left_derivative = V(0.5) * (V(1) + tanh_inner);
+            const V right_derivative =
+                V(0.5) * x * (V(1) - tanh_inner * tanh_inner) * (beta * (V(1) + V(3) * kappa * x_sq));
+            return g * (left_derivative + right_derivative);
           });
         case refkLogaddexp:
           return same([](V x, V y) {

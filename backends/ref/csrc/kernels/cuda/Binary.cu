@@ -254,6 +254,9 @@ using namespace refkc;
 extern "C" refkStatus refkBinary(const refkContext* ctx, refkBinaryOp op, const refkTensor* out, const refkTensor* a,
                                  const refkTensor* b, refkScalar alpha) {
   if (auto s = check_shapes("binary", {out, a, b})) return s;
+  // The activation backwards are not in the CUDA library yet (their
+  // operators are not in cuda-ops.txt).
+  if (op >= refkThresholdBackward) return not_implemented("refkBinary (activation backwards)");
   if (a->dtype != b->dtype) return fail(refkErrorInvalidValue, "binary: inputs must share one dtype");
   if (!supported(op, a->dtype)) return unsupported("binary", a->dtype);
   if (is_comparison(op)) {

@@ -90,4 +90,26 @@ refkStatus refkCol2im(const refkContext*, const refkTensor*, const refkTensor*, 
   return not_implemented("refkCol2im");
 }
 
+refkStatus refkNllLoss(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
+                       const refkTensor*, int32_t, int64_t) {
+  return not_implemented("refkNllLoss");
+}
+refkStatus refkNllLossBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
+                               const refkTensor*, const refkTensor*, int32_t, int64_t) {
+  return not_implemented("refkNllLossBackward");
+}
+refkStatus refkEmbeddingBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int64_t,
+                                 int32_t) {
+  return not_implemented("refkEmbeddingBackward");
+}
+refkStatus refkEmbeddingBag(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
+                            const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
+                            const refkTensor*, int32_t, int64_t) {
+  return not_implemented("refkEmbeddingBag");
+}
+refkStatus refkForeach(const refkContext*, refkForeachOp, int32_t, const refkTensor*, const refkTensor*,
+                       const refkTensor*, const refkTensor*, const refkScalar*, int32_t) {
+  return not_implemented("refkForeach");
+}
+
 }  // extern "C"

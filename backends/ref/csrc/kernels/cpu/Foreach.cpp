@@ -1,0 +1,133 @@
+// The optimizers' foreach kernels of the CPU reference library (Note
+// [Foreach calls] in RefKernels.h): one call per list, each tensor run by the
+// loop planner (Common.h) as an elementwise op with the contiguous fast path.
+// A parameter group is many small tensors, so the list is split over threads
+// by tensor when it is long, and each tensor over threads when it is large.
+#include "kernels/cpu/Common.h"
+
+namespace refk {
+namespace {
+
+int operands(refkForeachOp op) {
+  switch (op) {
+    case refkForeachAddScalar:
+    case refkForeachMulScalar:
+    case refkForeachDivScalar:
+    case refkForeachSqrt:
+    case refkForeachNeg: return 1;
+    case refkForeachAdd:
+    case refkForeachMul:
+    case refkForeachDiv:
+    case refkForeachLerp: return 2;
+    case refkForeachAddcmul:
+    case refkForeachAddcdiv: return 3;
+  }
+  return 0;
+}
+
+// One tensor of the list. The op is a runtime value but fixed per tensor:
+// each case instantiates its own row loop, so the inner loop has no branch.
+template <class T, class Op>
+void run_one(int threads, const refkTensor& out, const refkTensor& x, const refkTensor* a, const refkTensor* b,
+             Op f, int nin) {
+  using V = opmath_t<T>;
+  if (nin == 1) {
+    const refkTensor* ops[2] = {&out, &x};
+    typed_rows<T, T, 1>(Loop<2>(ops), threads, [f](V v) { return f(v, V(0), V(0)); });
+  } else if (nin == 2) {
+    const refkTensor* ops[3] = {&out, &x, a};
+    typed_rows<T, T, 2>(Loop<3>(ops), threads, [f](V v, V p) { return f(v, p, V(0)); });
+  } else {
+    const refkTensor* ops[4] = {&out, &x, a, b};
+    typed_rows<T, T, 3>(Loop<4>(ops), threads, f);
+  }
+}
+
+template <class T>
+void run_op(int threads, refkForeachOp op, const refkTensor& out, const refkTensor& x, const refkTensor* a,
+            const refkTensor* b, double s) {
+  using V = opmath_t<T>;
+  const int nin = operands(op);
+  const V sv = static_cast<V>(s);
+  // A lambda per op, so each inner loop is specialized and vectorizes.
+  switch (op) {
+    case refkForeachAddScalar: return run_one<T>(threads, out, x, a, b, [sv](V v, V, V) { return v + sv; }, nin);
+    case refkForeachMulScalar: return run_one<T>(threads, out, x, a, b, [sv](V v, V, V) { return v * sv; }, nin);
+    case refkForeachDivScalar: return run_one<T>(threads, out, x, a, b, [sv](V v, V, V) { return v / sv; }, nin);
+    case refkForeachAdd:
+      if constexpr (is_half_v<T>) {
+        // ATen's add ufunc in the half types rounds alpha and alpha * b too.
+        const V sh = load(store<T>(sv));
+        return run_one<T>(threads, out, x, a, b, [sh](V v, V p, V) { return v + load(store<T>(sh * p)); }, nin);
+      } else {
+        return run_one<T>(threads, out, x, a, b, [sv](V v, V p, V) { return v + sv * p; }, nin);
+      }
+    case refkForeachMul: return run_one<T>(threads, out, x, a, b, [](V v, V p, V) { return v * p; }, nin);
+    case refkForeachDiv: return run_one<T>(threads, out, x, a, b, [](V v, V p, V) { return v / p; }, nin);
+    case refkForeachAddcmul:
+      return run_one<T>(threads, out, x, a, b, [sv](V v, V p, V q) { return v + sv * p * q; }, nin);
+    case refkForeachAddcdiv:
+      return run_one<T>(threads, out, x, a, b, [sv](V v, V p, V q) { return v + sv * p / q; }, nin);
+    case refkForeachSqrt: return run_one<T>(threads, out, x, a, b, [](V v, V, V) { return std::sqrt(v); }, nin);
+    case refkForeachNeg: return run_one<T>(threads, out, x, a, b, [](V v, V, V) { return -v; }, nin);
+    case refkForeachLerp:
+      // ATen's lerp: from the start for small weights, from the end otherwise.
+      return run_one<T>(threads, out, x, a, b, [sv](V v, V p, V) {
+        const V diff = p - v;
+        return std::abs(sv) < V(0.5) ? v + sv * diff : p - diff * (V(1) - sv);
+      }, nin);
+  }
+}
+
+}  // namespace
+}  // namespace refk
+
+using namespace refk;
+
+extern "C" refkStatus refkForeach(const refkContext* ctx, refkForeachOp op, int32_t n, const refkTensor* out,
+                                  const refkTensor* self, const refkTensor* a, const refkTensor* b,
+                                  const refkScalar* scalars, int32_t nscalars) {
+  return guarded("foreach", [&] {
+    const int nin = operands(op);
+    if (nin == 0) return fail(refkErrorInvalidValue, "foreach: unknown op");
+    if (n < 0 || (nscalars != 1 && nscalars != n) || (nin >= 2 && a == nullptr) || (nin >= 3 && b == nullptr)) {
+      return fail(refkErrorInvalidValue, "foreach: expected n tensors per operand and 1 or n scalars");
+    }
+    for (int32_t k = 0; k < n; ++k) {
+      const refkTensor* ta = nin >= 2 ? &a[k] : nullptr;
+      const refkTensor* tb = nin >= 3 ? &b[k] : nullptr;
+      if (auto s = check_shapes("foreach", {&out[k], &self[k], ta ? ta : &out[k], tb ? tb : &out[k]})) return s;
+      for (const refkTensor* t : {&self[k], ta, tb}) {
+        if (t != nullptr && t->dtype != out[k].dtype) {
+          return fail(refkErrorInvalidValue, "foreach: operands of a tensor must share its dtype");
+        }
+      }
+      const refkDtype d = out[k].dtype;
+      if (d != refkFloat32 && d != refkFloat64 && d != refkFloat16 && d != refkBFloat16) {
+        return unsupported("foreach", d);
+      }
+    }
+    // Small tensors: one thread per tensor, in tensor order. Large ones:
+    // every thread on each tensor in turn.
+    auto one = [&](int64_t k, int threads) {
+      const refkTensor* ta = nin >= 2 ? &a[k] : nullptr;
+      const refkTensor* tb = nin >= 3 ? &b[k] : nullptr;
+      const Access access({&out[k], &self[k], ta, tb});
+      const double s = scalars[nscalars == 1 ? 0 : k].f;
+      dispatch(out[k].dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (is_floating_v<T>) run_op<T>(threads, op, out[k], self[k], ta, tb, s);
+      });
+    };
+    int64_t total = 0;
+    for (int32_t k = 0; k < n; ++k) total += numel(out[k]);
+    if (n > 1 && total / n < kGrain) {
+      parallel_for(n, 1, ctx->num_threads, [&](int64_t begin, int64_t end) {
+        for (int64_t k = begin; k < end; ++k) one(k, 1);
+      });
+    } else {
+      for (int32_t k = 0; k < n; ++k) one(k, ctx->num_threads);
+    }
+    return refkSuccess;
+  });
+}

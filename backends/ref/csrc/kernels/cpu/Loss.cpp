@@ -1,0 +1,150 @@
+// Loss kernels of the CPU reference library: nll_loss's forward and
+// backward. The per-element forms thread over the batch; the reduced
+// forward runs one ordered pass in double (a class row is read once per
+// sample, so the batch is the whole work), which is at least as accurate as
+// ATen's cascade sum in the dtype.
+#include "kernels/cpu/Common.h"
+
+#include <vector>
+
+namespace refk {
+namespace {
+
+int64_t target_at(const refkTensor& target, int64_t i) {
+  const char* p = static_cast<const char*>(target.data) + i * target.strides[0] * itemsize(target.dtype);
+  if (target.dtype == refkUInt8) return *reinterpret_cast<const uint8_t*>(p);
+  return *reinterpret_cast<const int64_t*>(p);
+}
+
+// The first out-of-range target in batch order, or -1.
+int64_t bad_target(const refkTensor& target, int64_t batch, int64_t classes, int64_t ignore_index) {
+  for (int64_t i = 0; i < batch; ++i) {
+    const int64_t t = target_at(target, i);
+    if (t != ignore_index && (t < 0 || t >= classes)) return i;
+  }
+  return -1;
+}
+
+refkStatus out_of_bounds(const refkTensor& target, int64_t i) {
+  return fail(refkErrorIndexOutOfBounds, "Target " + std::to_string(target_at(target, i)) + " is out of bounds.");
+}
+
+template <class T>
+T& at(const refkTensor& t, int64_t i, int64_t j = 0) {
+  return *(static_cast<T*>(t.data) + i * t.strides[0] + (t.ndim > 1 ? j * t.strides[1] : 0));
+}
+
+template <class T>
+refkStatus nll_forward(int threads, const refkTensor& out, const refkTensor& total_weight, const refkTensor& self,
+                       const refkTensor& target, const refkTensor* weight, int32_t reduction, int64_t ignore_index) {
+  using V = opmath_t<T>;
+  const int64_t batch = self.sizes[0], classes = self.sizes[1];
+  if (const int64_t i = bad_target(target, batch, classes, ignore_index); i >= 0) return out_of_bounds(target, i);
+  auto w = [&](int64_t t) { return weight ? load(at<T>(*weight, t)) : V(1); };
+  if (reduction == refkReductionNone && out.ndim == 1) {
+    parallel_for(batch, 1024, threads, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t t = target_at(target, i);
+        at<T>(out, i) = t == ignore_index ? store<T>(V(0)) : store<T>(-load(at<T>(self, i, t)) * w(t));
+      }
+    });
+    at<T>(total_weight, 0) = store<T>(V(0));
+    return refkSuccess;
+  }
+  double loss = 0, weights = 0;
+  for (int64_t i = 0; i < batch; ++i) {
+    const int64_t t = target_at(target, i);
+    if (t == ignore_index) continue;
+    loss -= static_cast<double>(load(at<T>(self, i, t))) * static_cast<double>(w(t));
+    weights += static_cast<double>(w(t));
+  }
+  const T tw = store<T>(weights);
+  at<T>(total_weight, 0) = tw;
+  const T sum = store<T>(loss);
+  at<T>(out, 0) = reduction == refkReductionMean ? store<T>(load(sum) / load(tw)) : sum;
+  return refkSuccess;
+}
+
+template <class T>
+refkStatus nll_backward(int threads, const refkTensor& grad_input, const refkTensor& grad_output,
+                        const refkTensor& target, const refkTensor* weight, const refkTensor& total_weight,
+                        int32_t reduction, int64_t ignore_index) {
+  using V = opmath_t<T>;
+  const int64_t batch = grad_input.sizes[0], classes = grad_input.sizes[1];
+  if (const int64_t i = bad_target(target, batch, classes, ignore_index); i >= 0) return out_of_bounds(target, i);
+  // With one sample both forms compute -w * g with one rounding.
+  const bool per_element = reduction == refkReductionNone && numel(grad_output) == batch;
+  // ATen rounds -(g / total_weight) to the dtype before scaling by the weight.
+  V g = load(at<T>(grad_output, 0));
+  if (reduction == refkReductionMean) g = load(store<T>(g / load(at<T>(total_weight, 0))));
+  const V shared = load(store<T>(-g));
+  parallel_for(batch, 256, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      for (int64_t c = 0; c < classes; ++c) at<T>(grad_input, i, c) = store<T>(V(0));
+      const int64_t t = target_at(target, i);
+      if (t == ignore_index) continue;
+      const V w = weight ? load(at<T>(*weight, t)) : V(1);
+      at<T>(grad_input, i, t) = per_element ? store<T>(-w * load(at<T>(grad_output, i))) : store<T>(w * shared);
+    }
+  });
+  return refkSuccess;
+}
+
+bool floating(refkDtype d) {
+  return d == refkFloat16 || d == refkBFloat16 || d == refkFloat32 || d == refkFloat64;
+}
+
+refkStatus check_nll(const refkTensor& x, const refkTensor& target, const refkTensor* weight) {
+  if (x.ndim != 2 || target.ndim != 1 || target.sizes[0] != x.sizes[0]) {
+    return fail(refkErrorInvalidValue, "nll_loss: expected self (batch x classes) and target (batch)");
+  }
+  if (target.dtype != refkInt64 && target.dtype != refkUInt8) {
+    return fail(refkErrorInvalidValue, "nll_loss: targets are int64 or uint8");
+  }
+  if (!floating(x.dtype)) return unsupported("nll_loss", x.dtype);
+  if (weight && (weight->dtype != x.dtype || weight->ndim != 1 || weight->sizes[0] != x.sizes[1])) {
+    return fail(refkErrorInvalidValue, "nll_loss: weight must have one element per class, of self's dtype");
+  }
+  return refkSuccess;
+}
+
+}  // namespace
+}  // namespace refk
+
+using namespace refk;
+
+extern "C" refkStatus refkNllLoss(const refkContext* ctx, const refkTensor* out, const refkTensor* total_weight,
+                                  const refkTensor* self, const refkTensor* target, const refkTensor* weight,
+                                  int32_t reduction, int64_t ignore_index) {
+  return guarded("nll_loss", [&] {
+    if (auto s = check_nll(*self, *target, weight)) return s;
+    const Access access({out, total_weight, self, target, weight});
+    return dispatch(self->dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (is_floating_v<T>) {
+        return nll_forward<T>(ctx->num_threads, *out, *total_weight, *self, *target, weight, reduction, ignore_index);
+      } else {
+        return unsupported("nll_loss", self->dtype);
+      }
+    });
+  });
+}
+
+extern "C" refkStatus refkNllLossBackward(const refkContext* ctx, const refkTensor* grad_input,
+                                          const refkTensor* grad_output, const refkTensor* target,
+                                          const refkTensor* weight, const refkTensor* total_weight, int32_t reduction,
+                                          int64_t ignore_index) {
+  return guarded("nll_loss_backward", [&] {
+    if (auto s = check_nll(*grad_input, *target, weight)) return s;
+    const Access access({grad_input, grad_output, target, weight, total_weight});
+    return dispatch(grad_input->dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (is_floating_v<T>) {
+        return nll_backward<T>(ctx->num_threads, *grad_input, *grad_output, *target, weight, *total_weight,
+                               reduction, ignore_index);
+      } else {
+        return unsupported("nll_loss_backward", grad_input->dtype);
+      }
+    });
+  });
+}
