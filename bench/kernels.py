@@ -3,6 +3,7 @@ thread count: median time of each op on the device and on CPU, and the ratio
 (device / CPU; lower is better, 1.0 = as fast as eager).
 
   PYTHONPATH=<site of a built backend> python bench/kernels.py --device <name> [--threads 2] [--runs 15]
+      [--only <text in a case name>]
 
 The device's ops run on its own kernels (the script fails if one falls back;
 with --allow-fallback such a case is reported and skipped instead, for a
@@ -36,6 +37,7 @@ def main():
     ap.add_argument("--device", required=True)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--only", default="", help="only the cases whose name contains this text")
     ap.add_argument("--allow-fallback", action="store_true", help="skip (and name) cases that fall back to CPU")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -67,6 +69,9 @@ def main():
         ("sort dim=1 1024x1024 f32", lambda t: torch.sort(t[0], 1), (torch.randn(1024, 1024, generator=g),)),
         ("sort 1M f32", lambda t: torch.sort(t[0]), (torch.randn(1 << 20, generator=g),)),
         ("sort stable 1M f32", lambda t: torch.sort(t[0], stable=True), (torch.randn(1 << 20, generator=g),)),
+        ("softmax dim=1 4096x4096 f32", lambda t: torch.softmax(t[0], 1), (sq,)),
+        ("log_softmax dim=0 4096x4096 f32", lambda t: torch.log_softmax(t[0], 0), (sq,)),
+        ("layer_norm 4096x4096 f32", lambda t: F.layer_norm(t[0], (4096,), t[1], t[1]), (sq, row)),
         ("mm 1024x1024 f32", lambda t: torch.mm(t[0], t[1]),
          (torch.randn(1024, 1024, generator=g), torch.randn(1024, 1024, generator=g))),
         ("bmm 64x128x128 f32", lambda t: torch.bmm(t[0], t[1]),
@@ -84,6 +89,8 @@ def main():
     print(f"threads={args.threads} runs={args.runs} (median)")
     print(f"{'case':36s} {'device ms':>10s} {'cpu ms':>10s} {'ratio':>7s}")
     for name, fn, inputs in cases:
+        if args.only not in name:
+            continue
         dev_inputs = tuple(x.to(args.device) for x in inputs)
         pkg.reset_fallback_counts()
         d = timed(lambda: fn(dev_inputs), args.runs, getattr(torch, args.device).synchronize)

@@ -29,6 +29,11 @@ inline int64_t row_offset(int64_t r, int n, const int64_t* sizes, const int64_t*
 
 // The rows of operands of one shape along `dim`: the other dims enumerate
 // rows (size-1 dims dropped), and every operand keeps its own strides.
+// Note [Row blocks]: when the rows are strided (dim is not the innermost)
+// but neighbouring rows lie next to each other (the innermost other dim has
+// stride 1 everywhere), rows go in blocks of adjacent ones, loaded into
+// scratch transposed (load_rows): every cache line then serves a whole block
+// instead of one element, as ATen's vectorized inner-dim softmax.
 template <int N>
 struct DimRows {
   int64_t count = 1;
@@ -53,20 +58,44 @@ struct DimRows {
     }
   }
 
-  // f(r, offsets of row r in every operand), rows split over threads.
+  // f(offsets of a block's first row in every operand, rows in the block),
+  // blocks split over threads; rows of a block are 1 element apart.
   template <class F>
   void run(int threads, F&& f) const {
     const int64_t len = shape[0].len;
-    parallel_for(count, std::max<int64_t>(1, kGrain / std::max<int64_t>(len, 1)), threads,
-                 [&](int64_t r0, int64_t r1) {
+    bool blocks = kept > 0;
+    for (int k = 0; k < N; ++k) blocks = blocks && strides[k][kept - 1] == 1 && shape[k].stride != 1;
+    const int64_t inner = blocks ? sizes[kept - 1] : 1;
+    const int64_t B = blocks ? std::clamp<int64_t>(16384 / std::max<int64_t>(len, 1), 1, 64) : 1;
+    const int64_t per_run = (inner + B - 1) / B;
+    parallel_for((count / inner) * per_run, std::max<int64_t>(1, kGrain / std::max<int64_t>(len * B, 1)), threads,
+                 [&](int64_t t0, int64_t t1) {
                    int64_t off[N];
-                   for (int64_t r = r0; r < r1; ++r) {
+                   for (int64_t t = t0; t < t1; ++t) {
+                     const int64_t j0 = (t % per_run) * B, r = (t / per_run) * inner + j0;
                      for (int k = 0; k < N; ++k) off[k] = row_offset(r, kept, sizes, strides[k]);
-                     f(r, off);
+                     f(off, std::min(B, inner - j0));
                    }
                  });
   }
 };
+
+// nb adjacent rows of n elements `step` apart into dst, row after row.
+template <class T, class C>
+void load_rows(C* dst, const T* src, int64_t n, int64_t step, int64_t nb) {
+  if (nb == 1) return load_row(dst, src, RowShape{1, n, 0, step});
+  for (int64_t k = 0; k < n; ++k) {
+    for (int64_t b = 0; b < nb; ++b) dst[b * n + k] = C(load(src[k * step + b]));
+  }
+}
+
+template <class T, class C>
+void store_rows(T* dst, int64_t n, int64_t step, int64_t nb, const C* src) {
+  if (nb == 1) return store_row(dst, RowShape{1, n, 0, step}, src);
+  for (int64_t k = 0; k < n; ++k) {
+    for (int64_t b = 0; b < nb; ++b) dst[k * step + b] = store<T>(src[b * n + k]);
+  }
+}
 
 template <class T>
 const T* at(const refkTensor& t, int64_t off) {
@@ -89,23 +118,26 @@ void softmax(int threads, const refkTensor& out, const refkTensor& in, int dim, 
   // sum of exponentials to the dtype before its log; so does this library,
   // to give the same results.
   const bool round_sum = is_half_v<T> && (in.ndim == 0 || dim == in.ndim - 1);
-  rows.run(threads, [&](int64_t, const int64_t* off) {
-    C* x = scratch<C>(0, n);
-    load_row(x, at<T>(in, off[1]), rows.shape[1]);
-    const C mx = lane_max(x, n);
-    if (log) {
-      C* e = scratch<C>(1, n);
-      exp_row(e, x, n, mx);
-      double sum = lane_sum<C>(n, [&](int64_t i) { return e[i]; });
-      if (round_sum) sum = load(store<T>(sum));
-      const C lse = C(std::log(sum));
-      for (int64_t i = 0; i < n; ++i) x[i] = (x[i] - mx) - lse;
-    } else {
-      exp_row(x, x, n, mx);
-      const C inv = C(1.0 / lane_sum<C>(n, [&](int64_t i) { return x[i]; }));
-      for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+  rows.run(threads, [&](const int64_t* off, int64_t nb) {
+    C* block = scratch<C>(0, n * nb);
+    load_rows(block, at<T>(in, off[1]), n, rows.shape[1].stride, nb);
+    for (int64_t r = 0; r < nb; ++r) {
+      C* x = block + r * n;
+      const C mx = lane_max(x, n);
+      if (log) {
+        C* e = scratch<C>(1, n);
+        exp_row(e, x, n, mx);
+        double sum = lane_sum<C>(n, [&](int64_t i) { return e[i]; });
+        if (round_sum) sum = load(store<T>(sum));
+        const C lse = C(std::log(sum));
+        for (int64_t i = 0; i < n; ++i) x[i] = (x[i] - mx) - lse;
+      } else {
+        exp_row(x, x, n, mx);
+        const C inv = C(1.0 / lane_sum<C>(n, [&](int64_t i) { return x[i]; }));
+        for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+      }
     }
-    store_row(at_mut<O>(out, off[0]), rows.shape[0], x);
+    store_rows(at_mut<O>(out, off[0]), n, rows.shape[0].stride, nb, block);
   });
 }
 
@@ -116,20 +148,24 @@ void softmax_backward(int threads, const refkTensor& grad_in, const refkTensor& 
   const refkTensor* ops[3] = {&grad_in, &grad, &out};
   const DimRows<3> rows(ops, dim);
   const int64_t n = rows.shape[0].len;
-  rows.run(threads, [&](int64_t, const int64_t* off) {
-    C* g = scratch<C>(0, n);
-    C* y = scratch<C>(1, n);
-    load_row(g, at<T>(grad, off[1]), rows.shape[1]);
-    load_row(y, at<T>(out, off[2]), rows.shape[2]);
-    if (log) {
-      const C s = C(lane_sum<C>(n, [&](int64_t i) { return g[i]; }));
-      exp_row(y, y, n, C(0));
-      for (int64_t i = 0; i < n; ++i) g[i] = g[i] - y[i] * s;
-    } else {
-      const C s = C(lane_sum<C>(n, [&](int64_t i) { return g[i] * y[i]; }));
-      for (int64_t i = 0; i < n; ++i) g[i] = y[i] * (g[i] - s);
+  rows.run(threads, [&](const int64_t* off, int64_t nb) {
+    C* gs = scratch<C>(0, n * nb);
+    C* ys = scratch<C>(1, n * nb);
+    load_rows(gs, at<T>(grad, off[1]), n, rows.shape[1].stride, nb);
+    load_rows(ys, at<T>(out, off[2]), n, rows.shape[2].stride, nb);
+    for (int64_t r = 0; r < nb; ++r) {
+      C* g = gs + r * n;
+      C* y = ys + r * n;
+      if (log) {
+        const C s = C(lane_sum<C>(n, [&](int64_t i) { return g[i]; }));
+        exp_row(y, y, n, C(0));
+        for (int64_t i = 0; i < n; ++i) g[i] = g[i] - y[i] * s;
+      } else {
+        const C s = C(lane_sum<C>(n, [&](int64_t i) { return g[i] * y[i]; }));
+        for (int64_t i = 0; i < n; ++i) g[i] = y[i] * (g[i] - s);
+      }
     }
-    store_row(at_mut<O>(grad_in, off[0]), rows.shape[0], g);
+    store_rows(at_mut<O>(grad_in, off[0]), n, rows.shape[0].stride, nb, gs);
   });
 }
 
