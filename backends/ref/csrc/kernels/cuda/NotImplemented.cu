@@ -53,6 +53,41 @@ refkStatus refkNonzero(const refkContext*, const refkTensor*, const refkTensor*)
 refkStatus refkMaskedScatter(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*) {
   return not_implemented("refkMaskedScatter");
 }
+refkStatus refkSoftmax(const refkContext*, const refkTensor*, const refkTensor*, int32_t, int32_t) {
+  return not_implemented("refkSoftmax");
+}
+refkStatus refkSoftmaxBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int32_t,
+                               int32_t) {
+  return not_implemented("refkSoftmaxBackward");
+}
+refkStatus refkLayerNorm(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
+                         const refkTensor*, const refkTensor*, const refkTensor*, double) {
+  return not_implemented("refkLayerNorm");
+}
+refkStatus refkLayerNormBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
+                                 const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
+                                 const refkTensor*) {
+  return not_implemented("refkLayerNormBackward");
+}
+refkStatus refkGroupNorm(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
+                         const refkTensor*, const refkTensor*, const refkTensor*, int64_t, double) {
+  return not_implemented("refkGroupNorm");
+}
+refkStatus refkGroupNormBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
+                                 const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
+                                 const refkTensor*, int64_t) {
+  return not_implemented("refkGroupNormBackward");
+}
+refkStatus refkBatchNorm(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
+                         const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
+                         const refkTensor*, int32_t, double, double) {
+  return not_implemented("refkBatchNorm");
+}
+refkStatus refkBatchNormBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
+                                 const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
+                                 const refkTensor*, const refkTensor*, const refkTensor*, int32_t, double) {
+  return not_implemented("refkBatchNormBackward");
+}
 refkStatus refkConvIm2col(const refkContext*, const refkTensor*, const refkTensor*, const refkConvGeometry*) {
   return not_implemented("refkConvIm2col");
 }
