@@ -135,8 +135,8 @@ void check_dtype(c10::ScalarType t, const Params& p, bool forward, std::array<bo
     ok = dilated && t == c10::kLong;
   } else if (mask[2]) {  // the bias gradient alone: a sum, except where the backend does it all at once
     ok = p.transposed ? p.spatial != 3 : (!dilated || t == c10::kLong);
-  } else {
-    ok = true;
+  } else {  // nothing asked: only the dilated backend still dispatches on the dtype
+    ok = !dilated || t == c10::kLong;
   }
   TORCH_CHECK_NOT_IMPLEMENTED(ok, "\"", forward ? "slow_conv" : "slow_conv_backward", "\" not implemented for '",
                               c10::toString(t), "'");
@@ -385,8 +385,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
               ") and weight type (", weight.scalar_type(), ") should be the same");
   // Eager's oneDNN kernels (float32 and the half types) give the weight's
   // gradient whenever the bias's is asked for too.
+  // (A 1-d one comes back as the 2-d weight it ran with, (C, C', 1, k).)
   std::array<bool, 3> mask = output_mask;
-  if (mask[2] && (dtype == c10::kFloat || dtype == c10::kHalf || dtype == c10::kBFloat16)) mask[1] = true;
+  const bool extra_weight =
+      mask[2] && !mask[1] && (dtype == c10::kFloat || dtype == c10::kHalf || dtype == c10::kBFloat16);
+  if (extra_weight) mask[1] = true;
   check_dtype(dtype, p, false, mask);
   const c10::ScalarType ct = compute_type(dtype);
   const at::Tensor go = prepared(grad_output, ct, device);
@@ -404,6 +407,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     if (mask[0]) gi = finished(unfold_product(go, wm, geo, spatial_of(input)), dtype);
     if (mask[1]) gw = finished(weight_product(prepared(x, ct, device), go, geo).view(weight.sizes()), dtype);
   }
+  if (extra_weight && p.spatial == 1) gw = gw.view({weight.size(0), weight.size(1), 1, weight.size(2)});
   if (mask[2]) {
     const int64_t C = grad_output.size(1), N = grad_output.size(0);
     const int64_t L = grad_output.numel() / std::max<int64_t>(1, N * C);
