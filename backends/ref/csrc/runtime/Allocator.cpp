@@ -77,13 +77,23 @@ std::optional<c10::DeviceIndex> device_of_pointer(const void* ptr) {
 
 bool is_pinned_host_pointer(const void* ptr) { return attributes(ptr).type == refMemoryHost; }
 
-void memcpy_any(void* dst, const void* src, size_t nbytes) {
-  if (nbytes == 0) return;
+namespace {
+refMemcpyKind memcpy_kind(void* dst, const void* src) {
   const bool dst_dev = attributes(dst).type == refMemoryDevice;
   const bool src_dev = attributes(src).type == refMemoryDevice;
-  const refMemcpyKind kind = dst_dev ? (src_dev ? refMemcpyDeviceToDevice : refMemcpyHostToDevice)
-                                     : (src_dev ? refMemcpyDeviceToHost : refMemcpyHostToHost);
-  driver_check(refMemcpy(dst, src, nbytes, kind), "memcpy");
+  return dst_dev ? (src_dev ? refMemcpyDeviceToDevice : refMemcpyHostToDevice)
+                 : (src_dev ? refMemcpyDeviceToHost : refMemcpyHostToHost);
+}
+}  // namespace
+
+void memcpy_any(void* dst, const void* src, size_t nbytes) {
+  if (nbytes == 0) return;
+  driver_check(refMemcpy(dst, src, nbytes, memcpy_kind(dst, src)), "memcpy");
+}
+
+void memcpy_any_async(void* dst, const void* src, size_t nbytes) {
+  if (nbytes == 0) return;
+  driver_check(refMemcpyAsync(dst, src, nbytes, memcpy_kind(dst, src), current_stream()), "memcpy");
 }
 
 // Element 0, as eager's _local_scalar_dense: Tensor::item() checks that

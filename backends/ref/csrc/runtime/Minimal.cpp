@@ -178,7 +178,7 @@ void download(const Staged& s, const at::Tensor& host) {
   driver_check(refMemcpy(host_first, s.buffer.get(), s.nbytes, refMemcpyDeviceToHost), "copy to host");
 }
 
-at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking*/) {
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   TORCH_CHECK(self.defined() && dst.defined(), device_name(), ": _copy_from needs defined tensors");
   TORCH_CHECK(self.device().is_cpu() || self.device().is_privateuseone(), device_name(), ": cannot copy from ",
               self.device());
@@ -193,8 +193,16 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_b
   const at::Tensor src = self.sizes() == dst.sizes() ? self : self.expand(dst.sizes());
   const bool same_bytes = src.scalar_type() == dst.scalar_type() && src.is_contiguous() && dst.is_contiguous();
   if (same_bytes && (src.is_cpu() || dst.is_cpu())) {
-    // One transfer: a real device's DMA engine.
-    memcpy_any(dst.data_ptr(), src.const_data_ptr(), dst.nbytes());
+    // One transfer: a real device's DMA engine; with non_blocking and a
+    // pinned host side, asynchronous on the current stream (the CUDA driver
+    // returns before it finishes, as CUDA's copy_ does; the CPU driver's
+    // async copy is synchronous).
+    const void* host = src.is_cpu() ? src.const_data_ptr() : dst.const_data_ptr();
+    if (non_blocking && is_pinned_host_pointer(host)) {
+      memcpy_any_async(dst.data_ptr(), src.const_data_ptr(), dst.nbytes());
+    } else {
+      memcpy_any(dst.data_ptr(), src.const_data_ptr(), dst.nbytes());
+    }
     return dst;
   }
   if (src.is_privateuseone() && dst.is_privateuseone()) {

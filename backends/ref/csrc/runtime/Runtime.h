@@ -49,6 +49,10 @@ std::optional<c10::DeviceIndex> device_of_pointer(const void* ptr);
 bool is_pinned_host_pointer(const void* ptr);
 // Copies `nbytes` between any mix of host and device memory (driver memcpy).
 void memcpy_any(void* dst, const void* src, size_t nbytes);
+// The same, ordered on the current stream and asynchronous to the host where
+// the driver can be (a pinned host side, or device to device): copy_ with
+// non_blocking=True.
+void memcpy_any_async(void* dst, const void* src, size_t nbytes);
 // The kernel library's tag for a torch dtype; nullopt for dtypes the library
 // lacks (complex, quantized, float8...). The one place the two meet.
 std::optional<refkDtype> kernel_dtype_of(c10::ScalarType t);
