@@ -97,7 +97,7 @@ async function overhead() {
   const recs = readFileSync(results, "utf8").trim().split("\n").map((l) => JSON.parse(l));
   const samples = recs.filter((r) => r.kind === "sample").length;
   const base = JSON.parse(
-    execFileSync(python, ["-m", "opgen_conformance.baseline", configFile, `${results}.samples`], { env, encoding: "utf8" }),
+    execFileSync(python, ["-m", "opgen_conformance.baseline", configFile], { env, encoding: "utf8" }),
   );
   const stats = JSON.parse(readFileSync(`${results}.stats.json`, "utf8"));
   const importS = Number(

@@ -29,3 +29,29 @@ import os
 os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
 
 PROTOCOL_VERSION = 1
+
+# The dtypes the runner knows, by their torch attribute names (samples.DTYPES
+# maps them to torch's): here so that the coordinator plans a run without
+# importing torch.
+KNOWN_DTYPES = (
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "int8",
+    "uint8",
+    "int16",
+    "int32",
+    "int64",
+    "bool",
+)
+
+# Bump when the OpInfo index's format or content rules change (samples.py).
+INDEX_VERSION = 1
+
+
+def index_file(cache_dir: str, torch_version: str) -> str:
+    """The OpInfo index of one torch in the cache (samples.load_index)."""
+    return os.path.join(cache_dir, f"opinfo-index-{torch_version}-v{INDEX_VERSION}.json")

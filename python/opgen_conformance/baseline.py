@@ -1,15 +1,14 @@
-"""The benchmark's baseline: the samples a run generated (its sample cache),
-executed on CPU and on the device in one process with no checks, no workers,
-no watchdog. ``bench/conformance.mjs`` divides the runner's time by this.
+"""The benchmark's baseline: the samples of a run's tasks (from Note [Sample
+cache], which the run filled), executed on CPU and on the device in one
+process with no checks, no workers, no watchdog. ``bench/conformance.mjs``
+divides the runner's time by this.
 
-    python -m opgen_conformance.baseline CONFIG SAMPLES_DIR
+    python -m opgen_conformance.baseline CONFIG
 """
 
 from __future__ import annotations
 
-import glob
 import json
-import os
 import sys
 import time
 import warnings
@@ -18,15 +17,22 @@ import torch
 from torch.utils._pytree import tree_map
 
 from .device import open_device
-from .samples import clone_tree, resolve_overload
+from .samples import clone_tree, resolve_overload, sample_cache_file, samples_cache_dir
 
 
-def main(config_path: str, samples_dir: str) -> int:
+def main(config_path: str) -> int:
     with open(config_path) as f:
         config = json.load(f)
     torch.set_num_threads(1)
     dev = open_device(config)
-    tasks = [torch.load(p, weights_only=False) for p in sorted(glob.glob(os.path.join(samples_dir, "*.pt")))]
+    samples_dir = samples_cache_dir(config["cache_dir"])
+    seed, max_samples = int(config.get("seed", 0)), int(config.get("max_samples", 6))
+    tasks = []
+    for op in config["ops"]:
+        for dtype in op.get("dtypes") or []:
+            what = {"op": op["name"], "kind": op["kind"], "dtype": dtype, "seed": seed, "max_samples": max_samples}
+            cached = torch.load(sample_cache_file(samples_dir, what), weights_only=False)
+            tasks.append({**what, "samples": cached["samples"]})
     warnings.simplefilter("ignore")
     _run(tasks, dev, grad=True)  # warm-up: first autograd use, allocator, kernels' lazy init
     fwd = _run(tasks, dev, grad=False)
@@ -75,4 +81,4 @@ def _run(tasks, dev, grad: bool) -> float:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(sys.argv[1]))

@@ -46,6 +46,15 @@ class RealDevice:
         count = getattr(self.module, "device_count", None)
         return int(count()) if count is not None else 1
 
+    def unavailable_reason(self) -> str | None:
+        """Why the device does not exist here (Note [Unavailable device] in
+        pool.py): the package's unavailable_reason(), else no devices."""
+        why = getattr(self.package, "unavailable_reason", None)
+        reason = why() if why is not None else None
+        if reason:
+            return str(reason)
+        return None if self.device_count() > 0 else f"no {self.type} device is available"
+
     def index_of(self, t: torch.Tensor) -> int:
         return t.device.index or 0
 

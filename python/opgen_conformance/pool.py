@@ -22,7 +22,6 @@ import collections
 import json
 import os
 import selectors
-import shutil
 import signal
 import subprocess
 import sys
@@ -31,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .samples import DTYPES, load_index
+from . import KNOWN_DTYPES, index_file
 from .worker import _die_with_parent
 
 HEADER_KEYS = ("seed", "max_samples", "grad_samples", "device")
@@ -142,16 +141,13 @@ class Coordinator:
             fresh = old is None
         else:
             fresh = True
-        self.samples_dir = self.results_path + ".samples"
-        if fresh and os.path.isdir(self.samples_dir):
-            shutil.rmtree(self.samples_dir, ignore_errors=True)
         self.out = open(self.results_path, "a" if not fresh else "w")
         if fresh:
             self.out.write(json.dumps(header, sort_keys=True) + "\n")
             self.out.flush()
         for op in self.config["ops"]:
             for dt in op.get("dtypes") or []:
-                if dt not in DTYPES:
+                if dt not in KNOWN_DTYPES:
                     continue
                 self.tasks_total += 1
                 key = (op["name"], dt)
@@ -161,17 +157,9 @@ class Coordinator:
                 self.pending.append(Task(op, dt, nxt.get(key, 0), incidents.get(key, 0)))
 
     def prepare_workers(self) -> None:
-        cache = self.config.get("cache_dir") or tempfile.mkdtemp(prefix="opgen-conformance-")
-        emit({"event": "index", "cache_dir": cache})
-        load_index(cache)
-        import torch
-
-        from .samples import INDEX_VERSION
-
-        index_path = os.path.join(cache, f"opinfo-index-{torch.__version__}-v{INDEX_VERSION}.json")
+        self.cache = self.config.get("cache_dir") or tempfile.mkdtemp(prefix="opgen-conformance-")
         wc = dict(self.config)
-        wc["index"] = index_path
-        wc["samples_dir"] = self.samples_dir
+        wc["cache_dir"] = self.cache
         fd, self.worker_config = tempfile.mkstemp(prefix="opgen-worker-", suffix=".json")
         with os.fdopen(fd, "w") as f:
             json.dump(wc, f)
@@ -202,15 +190,19 @@ class Coordinator:
         self.plan()
         t0 = time.monotonic()
         emit({"event": "start", "tasks_total": self.tasks_total, "tasks_done": self.tasks_done, "workers": self.nworkers})
-        reason = device_unavailable(self.config) if self.pending else None
-        if reason is not None:
-            emit({"event": "unavailable", "reason": reason})
-            while self.pending:
-                self.record_done(self.pending.popleft(), 0, stopped=f"skipped: {reason}")
         if self.pending:
             self.prepare_workers()
             for _ in range(min(self.nworkers, len(self.pending))):
                 self.spawn()
+            # While the workers import torch: the index must be ready before
+            # the first task is handed out (workers read it on a sample-cache
+            # miss; Note [Sample cache]).
+            cached = index_cached(self.cache)
+            emit({"event": "index", "cache_dir": self.cache, "building": not cached})
+            if not cached:
+                from .samples import load_index  # imports torch: only to build it
+
+                load_index(self.cache)
         while self.pending or any(w.state == "busy" for w in self.workers):
             spare = [w for w in self.workers if w.state != "busy"]
             if self.pending and not spare and len(self.workers) < self.nworkers:
@@ -257,6 +249,8 @@ class Coordinator:
         if t == "ready":
             w.state = "idle"
             self.startup_failures = 0
+            if msg.get("unavailable") and self.pending:
+                self.skip_all(str(msg["unavailable"]))
             self.assign(w)
         elif t == "gen":
             w.phase = "generate"
@@ -279,6 +273,15 @@ class Coordinator:
             w.task = None
             w.state = "idle"
             self.assign(w)
+
+    def skip_all(self, reason: str) -> None:
+        """Note [Unavailable device]: the device under test does not exist on
+        this machine (a CUDA-backed project on a host without a GPU), as the
+        first worker to start found out: every task left is recorded as
+        skipped with that reason instead of each sample failing."""
+        emit({"event": "unavailable", "reason": reason})
+        while self.pending:
+            self.record_done(self.pending.popleft(), 0, stopped=f"skipped: {reason}")
 
     def assign(self, w: Worker) -> None:
         if not self.pending:
@@ -435,42 +438,16 @@ class Coordinator:
         )
 
 
-def device_unavailable(config: dict) -> str | None:
-    """Note [Unavailable device]: why the device under test does not exist
-    on this machine (a CUDA-backed project on a host without a GPU), or None.
-    Asked once, in a process of its own, of the backend's package
-    (``unavailable_reason()``, else ``torch.<device>.device_count() == 0``):
-    then every task is recorded as skipped with that reason instead of each
-    worker failing on its first tensor. A package that does not import is
-    left to the workers, which report it as they always have."""
-    device, package = config.get("device", "cpu"), config.get("package")
-    if device == "cpu" or not package:
-        return None
-    code = (
-        "import importlib, json, torch\n"
-        f"p = importlib.import_module({package!r})\n"
-        "f = getattr(p, 'unavailable_reason', None)\n"
-        f"m = getattr(torch, {device!r}, None)\n"
-        "n = m.device_count() if m is not None and hasattr(m, 'device_count') else 1\n"
-        "print(json.dumps({'reason': f() if f is not None else None, 'count': n}))\n"
-    )
+def index_cached(cache_dir: str) -> bool:
+    """Whether the OpInfo index of the installed torch is cached, asked
+    without importing torch (the version from the package's metadata)."""
+    import importlib.metadata
+
     try:
-        r = subprocess.run(
-            [sys.executable, "-W", "ignore", "-c", code],
-            capture_output=True,
-            text=True,
-            timeout=float(config.get("startup_timeout_s", 300)),
-        )
-        data = json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else None
-    except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
-        data = None
-    if not data:
-        return None
-    if data.get("reason"):
-        return str(data["reason"])
-    if int(data.get("count", 1)) == 0:
-        return f"no {device} device is available"
-    return None
+        version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return os.path.isfile(index_file(cache_dir, version))
 
 
 def _doing(phase: str) -> str:

@@ -17,6 +17,15 @@ worker that replaces a crashed one skips to sample k+1 by regenerating the list.
 
 Which OpInfos reach which overload is learned once (tracing ~700 OpInfos takes
 ~30 s) and cached as JSON per torch version (``build_index``).
+
+Note [Sample cache]: being a pure function, a task's sample list is also
+cached on disk (torch.save, one file per overload, kind, dtype, seed and sample
+count) in a directory named by the torch version and a hash of the code that
+makes samples (this file and probes.py), so a change to either starts a fresh
+cache. A worker whose task is cached never imports OpInfo (seconds) nor traces
+anything: retesting one operator after editing its kernel starts in about the
+time it takes to import torch. A file whose recorded task differs (a hash
+collision) or that does not load is regenerated.
 """
 
 from __future__ import annotations
@@ -33,22 +42,9 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-INDEX_VERSION = 1
+from . import INDEX_VERSION, KNOWN_DTYPES, index_file
 
-DTYPES: dict[str, torch.dtype] = {
-    "float16": torch.float16,
-    "bfloat16": torch.bfloat16,
-    "float32": torch.float32,
-    "float64": torch.float64,
-    "complex64": torch.complex64,
-    "complex128": torch.complex128,
-    "int8": torch.int8,
-    "uint8": torch.uint8,
-    "int16": torch.int16,
-    "int32": torch.int32,
-    "int64": torch.int64,
-    "bool": torch.bool,
-}
+DTYPES: dict[str, torch.dtype] = {name: getattr(torch, name) for name in KNOWN_DTYPES}
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
 
 
@@ -238,11 +234,30 @@ def build_index(per_opinfo: int = 6) -> dict:
     }
 
 
+def samples_cache_dir(cache_dir: str) -> str:
+    """Where Note [Sample cache] keeps sample lists for this torch and this code."""
+    import hashlib
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256()
+    for name in ("samples.py", "probes.py"):
+        with open(os.path.join(here, name), "rb") as f:
+            h.update(f.read())
+    return os.path.join(cache_dir, f"samples-{torch.__version__}-{h.hexdigest()[:12]}")
+
+
+def sample_cache_file(samples_dir: str, task: dict) -> str:
+    """The file of one task's sample list in Note [Sample cache]; `task` holds
+    op, kind, dtype, seed and max_samples (and is stored with the samples)."""
+    key = derive_seed(*(task[k] for k in ("op", "kind", "dtype", "seed", "max_samples")))
+    return os.path.join(samples_dir, f"{key:08x}.pt")
+
+
 def load_index(cache_dir: str | None) -> dict:
     """The cached index for this torch, building (and caching) it when missing."""
     path = None
     if cache_dir:
-        path = os.path.join(cache_dir, f"opinfo-index-{torch.__version__}-v{INDEX_VERSION}.json")
+        path = index_file(cache_dir, torch.__version__)
         try:
             with open(path) as f:
                 idx = json.load(f)

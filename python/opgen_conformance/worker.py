@@ -1,12 +1,14 @@
-"""A persistent worker: imports torch (and the device, and OpInfo) once, then
-runs tasks sent by the coordinator one JSON line at a time.
+"""A persistent worker: imports torch (and the device, and OpInfo when a task's
+samples are not cached yet) once, then runs tasks sent by the coordinator one
+JSON line at a time.
 
 Protocol (JSON lines; stdin from the coordinator, answers on the worker's
 original stdout -- fd 1 itself is pointed at stderr so that kernels printing to
 stdout cannot corrupt it):
 
   <- {"op", "kind", "view", "dtype", "start"}
-  -> {"t": "ready"}                              once, after imports
+  -> {"t": "ready", "unavailable"?: reason}     once, after imports; with the
+                                                 reason the device does not exist here
   -> {"t": "gen"}                               before generating the task's samples
   -> {"t": "begin", "k": k}                      before sample k runs
   -> {"t": "phase", "k": k, "phase": check, "partial"?: {...}}
@@ -40,31 +42,33 @@ def _die_with_parent() -> None:
         pass
 
 
-def _samples(config: dict, task: dict, dtype: Any, seed: int, index: dict, max_samples: int) -> list:
-    """The task's sample list, from the run's sample cache when an earlier
-    worker made it: a worker replacing a crashed one then needs neither OpInfo
-    (seconds to import) nor tracing. See Note [Sample determinism]."""
+def _samples(config: dict, task: dict, dtype: Any, seed: int, max_samples: int) -> list:
+    """The task's sample list, from Note [Sample cache] when an earlier worker
+    (of this run or an earlier one) made it: the worker then needs neither
+    OpInfo (seconds to import) nor the index nor tracing. See Note [Sample
+    determinism]."""
     import torch
 
-    from .samples import derive_seed, sample_list
+    from .samples import load_index, sample_cache_file, sample_list, samples_cache_dir
 
-    d = config.get("samples_dir")
-    path = None
-    if d:
-        path = os.path.join(d, f"{derive_seed(task['op'], task['dtype'], task['kind'], seed, max_samples):08x}.pt")
-        try:
-            return torch.load(path, weights_only=False)["samples"]
-        except Exception:
-            pass
-    samples = sample_list(task["op"], task["kind"], dtype, seed, index, max_samples)
-    if path:
-        try:
-            os.makedirs(d, exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp"
-            torch.save({"op": task["op"], "kind": task["kind"], "dtype": task["dtype"], "samples": samples}, tmp)
-            os.replace(tmp, path)
-        except Exception:
-            pass
+    cache = config["cache_dir"]
+    what = {"op": task["op"], "kind": task["kind"], "dtype": task["dtype"], "seed": seed, "max_samples": max_samples}
+    path = sample_cache_file(samples_cache_dir(cache), what)
+    try:
+        cached = torch.load(path, weights_only=False)
+        if cached.get("task") == what:
+            return cached["samples"]
+    except Exception:
+        pass
+    # The coordinator has the index ready before it hands out the first task.
+    samples = sample_list(task["op"], task["kind"], dtype, seed, load_index(cache), max_samples)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        torch.save({"task": what, "samples": samples}, tmp)
+        os.replace(tmp, path)
+    except Exception:
+        pass
     return samples
 
 
@@ -124,14 +128,13 @@ def main(config_path: str) -> int:
 
     torch.set_num_threads(max(1, int(config.get("threads", 1))))
     device = open_device(config)
-    with open(config["index"]) as f:
-        index = json.load(f)
     if config.get("preload_opinfo", False):
         from .samples import opinfo_db
 
         opinfo_db()
+    unavailable = device.unavailable_reason() if hasattr(device, "unavailable_reason") else None
     _warm_up(device)
-    send({"t": "ready"})
+    send({"t": "ready", "unavailable": unavailable} if unavailable else {"t": "ready"})
 
     seed = int(config.get("seed", 0))
     max_samples = int(config.get("max_samples", 6))
@@ -147,7 +150,7 @@ def main(config_path: str) -> int:
         dtype = DTYPES[task["dtype"]]
         send({"t": "gen"})
         t_gen = time.perf_counter()
-        samples = _samples(config, task, dtype, seed, index, max_samples)
+        samples = _samples(config, task, dtype, seed, max_samples)
         t_run = time.perf_counter()
         cur = {"k": -1}
 

@@ -22,7 +22,7 @@ import { reportCoverage } from "./coverage.js";
 import { applyExpectations, EMPTY_EXPECTATIONS, type ExpectationsFile, loadExpectations } from "./expectations.js";
 import { problems, toHtml, toJson, toJunit, toMarkdown, toTerminal } from "./formats.js";
 import { type OpInfo, type OpManifest, readManifest, type Selection, type Shard, selectOps } from "./select.js";
-import type { OpUnderTest, Report } from "./types.js";
+import { OP_KINDS, type OpKind, type OpUnderTest, type Report } from "./types.js";
 
 /** python/ next to src/ and dist/: this file is src/conformance/x.ts or dist/conformance/x.js. */
 export const PYTHON_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "python");
@@ -57,6 +57,23 @@ export interface TestOptions extends Outputs {
 export function pythonEnv(): Record<string, string> {
   const prev = process.env.PYTHONPATH;
   return { PYTHONPATH: prev ? `${PYTHON_DIR}${path.delimiter}${prev}` : PYTHON_DIR, PYTHONUNBUFFERED: "1" };
+}
+
+/**
+ * What ops-info would say, when the manifest says it all: `gen` records each
+ * overload's kind, core tag and view-ness and the torch's core total, so a
+ * run needs no Python process (and no torch import, ~1.5 s) just to learn
+ * them. Manifests from before core_total was recorded ask Python.
+ */
+function fromManifest(m: OpManifest): { coreTotal: number; info: Record<string, OpInfo> } | null {
+  if (typeof m.core_total !== "number") return null;
+  const info: Record<string, OpInfo> = {};
+  for (const o of m.operators) {
+    if (typeof o.kind !== "string" || typeof o.core !== "boolean" || typeof o.view !== "boolean") return null;
+    if (!(OP_KINDS as readonly string[]).includes(o.kind)) return null;
+    info[o.name] = { exists: true, kind: o.kind as OpKind, core: o.core, view: o.view };
+  }
+  return { coreTotal: m.core_total, info };
 }
 
 async function opsInfo(
@@ -97,10 +114,12 @@ export async function runTest(opts: TestOptions): Promise<RunOutcome> {
   const exp: ExpectationsFile =
     opts.expectations || existsSync(expFile) ? loadExpectations(expFile) : EMPTY_EXPECTATIONS;
 
-  const { coreTotal, info } = await opsInfo(
-    python,
-    manifest.operators.map((o) => o.name),
-  );
+  const { coreTotal, info } =
+    fromManifest(manifest) ??
+    (await opsInfo(
+      python,
+      manifest.operators.map((o) => o.name),
+    ));
   const { ops, unmatched } = selectOps(manifest, info, opts.selection);
   if (unmatched.length > 0) {
     throw new UserError(`--ops ${unmatched.join(", ")}: matches no operator in ${manifestFile}`);
@@ -228,7 +247,7 @@ export function checkOutcome(report: Report): void {
 
 type Event =
   | { readonly event: "start"; readonly tasks_total: number; readonly tasks_done: number; readonly workers: number }
-  | { readonly event: "index"; readonly cache_dir: string }
+  | { readonly event: "index"; readonly cache_dir: string; readonly building?: boolean }
   | { readonly event: "unavailable"; readonly reason: string }
   | {
       readonly event: "task";
@@ -271,7 +290,9 @@ class ProgressView {
         this.line(`conformance: every task skipped: ${e.reason}`, true);
         break;
       case "index":
-        if (!this.tty) this.line("conformance: loading the OpInfo index (first run builds it, ~30 s)", true);
+        if (!this.tty && e.building !== false) {
+          this.line("conformance: building the OpInfo index of this torch (once, ~30 s)", true);
+        }
         break;
       case "task": {
         const pct = e.tasks_total > 0 ? Math.floor((100 * e.tasks_done) / e.tasks_total) : 100;

@@ -13,7 +13,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { UserError } from "../util/errors.js";
 import { globMatch } from "./expectations.js";
-import { DEFAULT_DTYPES, DTYPE_ORDER, type OpKind, type OpUnderTest } from "./types.js";
+import { DEFAULT_DTYPES, DTYPE_ORDER, OP_KINDS, type OpKind, type OpUnderTest } from "./types.js";
 
 export interface ManifestOp {
   readonly name: string;
@@ -28,6 +28,8 @@ export interface OpManifest {
   readonly device: string;
   readonly python_package: string;
   readonly torch_version?: string;
+  /** How many overloads of the torch it was made for are tagged `core` (absent in older manifests). */
+  readonly core_total?: number;
   readonly dtypes?: readonly string[];
   readonly operators: readonly ManifestOp[];
 }
@@ -131,8 +133,6 @@ export interface Selection {
   readonly shard?: Shard;
 }
 
-const KINDS: readonly OpKind[] = ["functional", "inplace", "out", "mutable", "scratch"];
-
 /**
  * The ops under test. `info` fills what a manifest leaves out (kind, core,
  * view, from the schema); the manifest wins where it speaks.
@@ -162,7 +162,9 @@ export function selectOps(
       if (hit.length === 0) continue;
       for (const g of hit) used.add(g);
     }
-    const kind = (KINDS as readonly string[]).includes(m.kind ?? "") ? (m.kind as OpKind) : (i?.kind ?? "functional");
+    const kind = (OP_KINDS as readonly string[]).includes(m.kind ?? "")
+      ? (m.kind as OpKind)
+      : (i?.kind ?? "functional");
     const core = m.core ?? i?.core ?? false;
     if (sel.core && !core) continue;
     // An op's own claims narrow the backend's (backend.yaml `dtypes:`), never widen them.

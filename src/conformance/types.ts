@@ -52,7 +52,8 @@ export type Status = SampleStatus | "xfail" | "xpass";
 
 export const STATUSES: readonly Status[] = ["pass", "warn", "fail", "crash", "timeout", "skip", "xfail", "xpass"];
 
-export type OpKind = "functional" | "inplace" | "out" | "mutable" | "scratch";
+export const OP_KINDS = ["functional", "inplace", "out", "mutable", "scratch"] as const;
+export type OpKind = (typeof OP_KINDS)[number];
 
 /** One operator under test, from the manifest after selection. */
 export interface OpUnderTest {

@@ -35,6 +35,8 @@ export interface Manifest {
   readonly class_name?: string;
   readonly torch_version: string;
   readonly yaml_sha256: string;
+  /** How many overloads of this torch are tagged `core`: the runner's core-ATen denominator. */
+  readonly core_total: number;
   /** backend.yaml's `dtypes:` (absent when it does not say: the runner's default set). */
   readonly dtypes?: readonly string[];
   readonly operators: readonly ManifestOperator[];
@@ -82,6 +84,7 @@ export function buildManifest(plan: Plan, catalog: OperatorCatalog, yamlSha256: 
     // "2.13.0+cpu" -> "2.13.0": the build variant is not part of the operator set.
     torch_version: catalog.torchVersion.replace(/\+.*$/, ""),
     yaml_sha256: yamlSha256,
+    core_total: catalog.functions.filter((f) => f.tags.includes("core")).length,
     ...(c.dtypes ? { dtypes: c.dtypes } : {}),
     operators: [...regs.map(operator), ...plan.runtime.map(runtimeOperator)].sort((a, b) => cmp(a.name, b.name)),
   };

@@ -174,7 +174,8 @@ describe("init: rendered project", () => {
   });
 
   it("fills every placeholder", () => {
-    for (const f of r.files) {
+    // csrc/ is backends/ref's, copied byte for byte (C++ may well hold `{{`).
+    for (const f of r.files.filter((f) => !f.startsWith("csrc/"))) {
       const text = readFileSync(path.join(dir, f), "utf8");
       // GitHub expressions ${{ ... }} are the only braces allowed to survive.
       expect(text.replace(/\$\{\{[^}]*\}\}/g, ""), f).not.toMatch(/\{\{|\}\}/);
