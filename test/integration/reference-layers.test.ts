@@ -52,6 +52,8 @@ describe("backends/ref torch-free layers", () => {
       "pool3d_shape_check",
       "avg_pool2d_backward_shape_check",
       "max_pool2d_backward_shape_check",
+      "avg_pool3d_backward_shape_check",
+      "max_pool3d_backward_shape_check",
       "adaptive_pool_empty_output_check",
       "padding", // padding::check_valid_input
       "upsample_2d_common_check",

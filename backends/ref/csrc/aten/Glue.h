@@ -18,7 +18,8 @@
 // and the size checks of pooling, padding and resampling (Pool.h's
 // safe_downcast, pooling_output_shape, pool2d_shape_check,
 // pool3d_shape_check, avg_pool2d_backward_shape_check,
-// max_pool2d_backward_shape_check; AdaptivePooling.h's
+// max_pool2d_backward_shape_check, avg_pool3d_backward_shape_check,
+// max_pool3d_backward_shape_check; AdaptivePooling.h's
 // adaptive_pool_empty_output_check; Padding.h's padding::check_valid_input;
 // UpSample.h's upsample_2d_common_check; GridSamplerUtils.h's
 // check_grid_sampler_common and check_grid_sampler_2d; im2col_shape_check.h's

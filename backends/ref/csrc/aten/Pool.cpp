@@ -1,5 +1,5 @@
-// Pooling: avg_pool2d/3d (+ avg_pool2d_backward), _adaptive_avg_pool2d/3d
-// (+ the 2-d backward), max_pool2d/3d_with_indices (+ the 2-d backward). The glue checks arguments as eager does (ATen's own
+// Pooling: avg_pool2d/3d, _adaptive_avg_pool2d/3d, max_pool2d/3d_with_indices
+// and their backward ops. The glue checks arguments as eager does (ATen's own
 // shape-check helpers from ATen/native/Pool.h, which only read sizes),
 // computes the output size, allocates in the input's memory format (a
 // channels-last input gives a channels-last result, as eager), and hands the
@@ -144,39 +144,72 @@ at::Tensor avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& 
   return grad_input;
 }
 
-at::Tensor avg_pool3d(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                      at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                      std::optional<int64_t> divisor_override) {
-  const c10::DeviceGuard guard(self.device());
+namespace {
+
+struct Avg3d {
+  int64_t k[3], s[3], p[3];
+  int64_t ot, oh, ow;
+};
+
+Avg3d avg_pool3d_args(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                      at::IntArrayRef padding, bool ceil_mode, std::optional<int64_t> divisor_override) {
   TORCH_CHECK(kernel_size.size() == 1 || kernel_size.size() == 3,
               "avg_pool3d: kernel_size must be a single int, or a tuple of three ints");
   TORCH_CHECK(stride.empty() || stride.size() == 1 || stride.size() == 3,
               "avg_pool3d: stride must be omitted, a single int, or a tuple of three ints");
   TORCH_CHECK(padding.size() == 1 || padding.size() == 3,
               "avg_pool3d: padding must be a single int, or a tuple of three ints");
-  int64_t k[3], s[3], p[3];
+  Avg3d a{};
   for (size_t i = 0; i < 3; ++i) {
-    k[i] = at::native::safe_downcast<int, int64_t>(pick(kernel_size, i));
-    s[i] = stride.empty() ? k[i] : at::native::safe_downcast<int, int64_t>(pick(stride, i));
-    p[i] = at::native::safe_downcast<int, int64_t>(pick(padding, i));
+    a.k[i] = at::native::safe_downcast<int, int64_t>(pick(kernel_size, i));
+    a.s[i] = stride.empty() ? a.k[i] : at::native::safe_downcast<int, int64_t>(pick(stride, i));
+    a.p[i] = at::native::safe_downcast<int, int64_t>(pick(padding, i));
   }
   TORCH_CHECK((self.ndimension() == 4 || self.ndimension() == 5),
               "non-empty 4D or 5D (batch mode) tensor expected for input");
   TORCH_CHECK(!divisor_override.has_value() || divisor_override.value() != 0, "divisor must be not zero");
-  const int64_t nslices = self.size(-4), it = self.size(-3), ih = self.size(-2), iw = self.size(-1);
-  const int64_t ot = at::native::pooling_output_shape<int64_t>(it, k[0], p[0], s[0], 1, ceil_mode);
-  const int64_t oh = at::native::pooling_output_shape<int64_t>(ih, k[1], p[1], s[1], 1, ceil_mode);
-  const int64_t ow = at::native::pooling_output_shape<int64_t>(iw, k[2], p[2], s[2], 1, ceil_mode);
-  at::native::pool3d_shape_check(self, nslices, k[0], k[1], k[2], s[0], s[1], s[2], p[0], p[1], p[2], 1, 1, 1, it, ih, iw, ot,
-                     oh, ow, "avg_pool3d()", true);
-  check_dtype(self, self.scalar_type() == c10::kFloat || self.scalar_type() == c10::kDouble ||
-                        self.scalar_type() == c10::kLong,
-              "avg_pool3d_out_frame");
-  at::Tensor out = empty_as_format(with_spatial(self, {ot, oh, ow}), self, self.scalar_type(),
+  a.ot = at::native::pooling_output_shape<int64_t>(self.size(-3), a.k[0], a.p[0], a.s[0], 1, ceil_mode);
+  a.oh = at::native::pooling_output_shape<int64_t>(self.size(-2), a.k[1], a.p[1], a.s[1], 1, ceil_mode);
+  a.ow = at::native::pooling_output_shape<int64_t>(self.size(-1), a.k[2], a.p[2], a.s[2], 1, ceil_mode);
+  return a;
+}
+
+bool avg_pool3d_dtype(c10::ScalarType t) { return t == c10::kFloat || t == c10::kDouble || t == c10::kLong; }
+
+}  // namespace
+
+at::Tensor avg_pool3d(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                      at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                      std::optional<int64_t> divisor_override) {
+  const c10::DeviceGuard guard(self.device());
+  const Avg3d a = avg_pool3d_args(self, kernel_size, stride, padding, ceil_mode, divisor_override);
+  at::native::pool3d_shape_check(self, self.size(-4), a.k[0], a.k[1], a.k[2], a.s[0], a.s[1], a.s[2], a.p[0], a.p[1],
+                                 a.p[2], 1, 1, 1, self.size(-3), self.size(-2), self.size(-1), a.ot, a.oh, a.ow,
+                                 "avg_pool3d()", true);
+  check_dtype(self, avg_pool3d_dtype(self.scalar_type()), "avg_pool3d_out_frame");
+  at::Tensor out = empty_as_format(with_spatial(self, {a.ot, a.oh, a.ow}), self, self.scalar_type(),
                                    self.suggest_memory_format());
-  run_pool(refkPoolAvg, out, nullptr, self, params(3, k, s, p, nullptr, count_include_pad, divisor_override),
+  run_pool(refkPoolAvg, out, nullptr, self, params(3, a.k, a.s, a.p, nullptr, count_include_pad, divisor_override),
            "avg_pool3d");
   return out;
+}
+
+at::Tensor avg_pool3d_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,
+                               at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                               bool count_include_pad, std::optional<int64_t> divisor_override) {
+  const c10::DeviceGuard guard(self.device());
+  common_device({&grad_output, &self}, "avg_pool3d_backward");
+  const Avg3d a = avg_pool3d_args(self, kernel_size, stride, padding, ceil_mode, divisor_override);
+  at::native::avg_pool3d_backward_shape_check(self, grad_output, self.size(-4), a.k[0], a.k[1], a.k[2], a.s[0],
+                                              a.s[1], a.s[2], a.p[0], a.p[1], a.p[2], self.size(-3), self.size(-2),
+                                              self.size(-1), a.ot, a.oh, a.ow, "avg_pool3d_backward()");
+  TORCH_CHECK(self.scalar_type() == grad_output.scalar_type(), "expected dtype ", self.dtype(),
+              " for `gradOutput` but got dtype ", grad_output.dtype());
+  check_dtype(self, avg_pool3d_dtype(self.scalar_type()), "avg_pool3d_backward_out_frame");
+  at::Tensor grad_input = empty_as_format(self.sizes(), self, self.scalar_type(), self.suggest_memory_format());
+  run_pool_backward(refkPoolAvg, grad_input, grad_output, nullptr,
+                    params(3, a.k, a.s, a.p, nullptr, count_include_pad, divisor_override), "avg_pool3d_backward");
+  return grad_input;
 }
 
 // ---- adaptive average pooling ---------------------------------------------------
@@ -240,6 +273,23 @@ at::Tensor _adaptive_avg_pool3d(const at::Tensor& self, at::IntArrayRef output_s
   run_pool(refkPoolAdaptiveAvg, out, nullptr, self, params(3, nullptr, nullptr, nullptr, nullptr, true, {}),
            "_adaptive_avg_pool3d");
   return out;
+}
+
+at::Tensor _adaptive_avg_pool3d_backward(const at::Tensor& grad_output, const at::Tensor& self) {
+  const c10::DeviceGuard guard(self.device());
+  common_device({&grad_output, &self}, "_adaptive_avg_pool3d_backward");
+  at::native::adaptive_pool_empty_output_check(grad_output, "adaptive_avg_pool3d_backward");
+  TORCH_CHECK(self.dim() == grad_output.dim(), "adaptive_avg_pool3d_backward_out_cpu_template",
+              ": Expected dimensions ", self.dim(), " for `gradOutput_` but got dimensions ", grad_output.dim());
+  for (const int64_t d : {-4, -3, -2, -1}) (void)self.size(d);  // eager's IndexError for fewer dims
+  for (const int64_t d : {-3, -2, -1}) (void)grad_output.size(d);
+  TORCH_CHECK(self.scalar_type() == grad_output.scalar_type(), "expected dtype ", self.dtype(),
+              " for `grad_output` but got dtype ", grad_output.dtype());
+  check_dtype(self, is_floating(self.scalar_type()), "adaptive_avg_pool3d_backward_cpu");
+  at::Tensor grad_input = empty_as_format(self.sizes(), self, self.scalar_type(), self.suggest_memory_format());
+  run_pool_backward(refkPoolAdaptiveAvg, grad_input, grad_output, nullptr,
+                    params(3, nullptr, nullptr, nullptr, nullptr, true, {}), "_adaptive_avg_pool3d_backward");
+  return grad_input;
 }
 
 // ---- max pooling ----------------------------------------------------------------
@@ -321,10 +371,15 @@ at::Tensor max_pool2d_with_indices_backward(const at::Tensor& grad_output, const
   return grad_input;
 }
 
-std::tuple<at::Tensor, at::Tensor> max_pool3d_with_indices(const at::Tensor& self, at::IntArrayRef kernel_size,
-                                                           at::IntArrayRef stride, at::IntArrayRef padding,
-                                                           at::IntArrayRef dilation, bool ceil_mode) {
-  const c10::DeviceGuard guard(self.device());
+namespace {
+
+struct Max3d {
+  int64_t k[3], s[3], p[3], d[3];
+  int64_t ot, oh, ow;
+};
+
+Max3d max_pool3d_args(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                      at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
   TORCH_CHECK(kernel_size.size() == 1 || kernel_size.size() == 3,
               "max_pool3d: kernel_size must either be a single int, or a tuple of three ints")
   TORCH_CHECK(stride.empty() || stride.size() == 1 || stride.size() == 3,
@@ -333,33 +388,63 @@ std::tuple<at::Tensor, at::Tensor> max_pool3d_with_indices(const at::Tensor& sel
               "max_pool3d: padding must either be a single int, or a tuple of three ints");
   TORCH_CHECK(dilation.size() == 1 || dilation.size() == 3,
               "max_pool3d: dilation must be either a single int, or a tuple of three ints");
-  int64_t k[3], s[3], p[3], d[3];
+  Max3d m{};
   for (size_t i = 0; i < 3; ++i) {
-    k[i] = at::native::safe_downcast<int, int64_t>(pick(kernel_size, i));
-    s[i] = stride.empty() ? k[i] : at::native::safe_downcast<int, int64_t>(pick(stride, i));
-    p[i] = at::native::safe_downcast<int, int64_t>(pick(padding, i));
-    d[i] = at::native::safe_downcast<int, int64_t>(pick(dilation, i));
+    m.k[i] = at::native::safe_downcast<int, int64_t>(pick(kernel_size, i));
+    m.s[i] = stride.empty() ? m.k[i] : at::native::safe_downcast<int, int64_t>(pick(stride, i));
+    m.p[i] = at::native::safe_downcast<int, int64_t>(pick(padding, i));
+    m.d[i] = at::native::safe_downcast<int, int64_t>(pick(dilation, i));
   }
-  const auto format = self.suggest_memory_format();
-  if (format == at::MemoryFormat::ChannelsLast3d) {
+  if (self.suggest_memory_format() == at::MemoryFormat::ChannelsLast3d) {
     TORCH_CHECK(self.ndimension() == 5,
                 "non-empty 5D (batch mode) tensor expected for input with channels_last_3d layout");
   } else {
     TORCH_CHECK((self.ndimension() == 4 || self.ndimension() == 5),
                 "non-empty 4D or 5D (batch mode) tensor expected for input");
   }
-  const int64_t nslices = self.size(-4), it = self.size(-3), ih = self.size(-2), iw = self.size(-1);
-  const int64_t ot = at::native::pooling_output_shape<int64_t>(it, k[0], p[0], s[0], d[0], ceil_mode);
-  const int64_t oh = at::native::pooling_output_shape<int64_t>(ih, k[1], p[1], s[1], d[1], ceil_mode);
-  const int64_t ow = at::native::pooling_output_shape<int64_t>(iw, k[2], p[2], s[2], d[2], ceil_mode);
-  at::native::pool3d_shape_check(self, nslices, k[0], k[1], k[2], s[0], s[1], s[2], p[0], p[1], p[2], d[0], d[1], d[2], it, ih,
-                     iw, ot, oh, ow, "max_pool3d_with_indices_out_cpu_template()");
+  m.ot = at::native::pooling_output_shape<int64_t>(self.size(-3), m.k[0], m.p[0], m.s[0], m.d[0], ceil_mode);
+  m.oh = at::native::pooling_output_shape<int64_t>(self.size(-2), m.k[1], m.p[1], m.s[1], m.d[1], ceil_mode);
+  m.ow = at::native::pooling_output_shape<int64_t>(self.size(-1), m.k[2], m.p[2], m.s[2], m.d[2], ceil_mode);
+  return m;
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> max_pool3d_with_indices(const at::Tensor& self, at::IntArrayRef kernel_size,
+                                                           at::IntArrayRef stride, at::IntArrayRef padding,
+                                                           at::IntArrayRef dilation, bool ceil_mode) {
+  const c10::DeviceGuard guard(self.device());
+  const Max3d m = max_pool3d_args(self, kernel_size, stride, padding, dilation, ceil_mode);
+  at::native::pool3d_shape_check(self, self.size(-4), m.k[0], m.k[1], m.k[2], m.s[0], m.s[1], m.s[2], m.p[0], m.p[1],
+                                 m.p[2], m.d[0], m.d[1], m.d[2], self.size(-3), self.size(-2), self.size(-1), m.ot,
+                                 m.oh, m.ow, "max_pool3d_with_indices_out_cpu_template()");
   check_dtype(self, max_pool_dtype(self.scalar_type()), "max_pool3d");
-  const auto shape = with_spatial(self, {ot, oh, ow});
+  const auto format = self.suggest_memory_format();
+  const auto shape = with_spatial(self, {m.ot, m.oh, m.ow});
   at::Tensor out = empty_as_format(shape, self, self.scalar_type(), format);
   at::Tensor indices = empty_as_format(shape, self, c10::kLong, format);
-  run_pool(refkPoolMax, out, &indices, self, params(3, k, s, p, d, true, {}), "max_pool3d_with_indices");
+  run_pool(refkPoolMax, out, &indices, self, params(3, m.k, m.s, m.p, m.d, true, {}), "max_pool3d_with_indices");
   return {out, indices};
+}
+
+at::Tensor max_pool3d_with_indices_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                            at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                                            at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
+                                            const at::Tensor& indices) {
+  const c10::DeviceGuard guard(self.device());
+  common_device({&grad_output, &self, &indices}, "max_pool3d_with_indices_backward");
+  const Max3d m = max_pool3d_args(self, kernel_size, stride, padding, dilation, ceil_mode);
+  TORCH_CHECK(self.scalar_type() == grad_output.scalar_type(), "expected dtype ", self.dtype(),
+              " for `gradOutput` but got dtype ", grad_output.dtype());
+  at::native::max_pool3d_backward_shape_check(self, grad_output, indices, self.size(-4), m.k[0], m.k[1], m.k[2],
+                                              m.s[0], m.s[1], m.s[2], m.p[0], m.p[1], m.p[2], m.d[0], m.d[1], m.d[2],
+                                              self.size(-3), self.size(-2), self.size(-1), m.ot, m.oh, m.ow,
+                                              "max_pool3d_with_indices_backward_out_cpu_template()");
+  check_dtype(self, is_floating(self.scalar_type()), "max_pool3d_backward");
+  at::Tensor grad_input = empty_as_format(self.sizes(), self, self.scalar_type(), self.suggest_memory_format());
+  run_pool_backward(refkPoolMax, grad_input, grad_output, &indices, params(3, m.k, m.s, m.p, m.d, true, {}),
+                    "max_pool3d_with_indices_backward");
+  return grad_input;
 }
 
 }  // namespace opgen_ref

@@ -1,6 +1,7 @@
 // Padding and resampling: reflection_pad1d/2d/3d, replication_pad2d/3d,
 // upsample_bilinear2d, upsample_nearest2d (what the core .vec overloads
-// decompose into, Note [Upsampling overloads]), grid_sampler_2d, col2im.
+// decompose into, Note [Upsampling overloads]), their backward ops,
+// grid_sampler_2d, col2im.
 // The glue checks arguments with ATen's own metadata helpers (Padding.h's
 // check_valid_input, UpSample.h's upsample_2d_common_check,
 // GridSamplerUtils.h's checks, im2col_shape_check.h's col2im check), picks
@@ -87,6 +88,62 @@ at::Tensor replication_pad3d(const at::Tensor& self, at::IntArrayRef padding) {
   return pad(self, padding, 3, refkPadReplicate, "replication_pad3d");
 }
 
+namespace {
+
+// reflection_pad{1,2,3}d_backward / replication_pad{2,3}d_backward.
+at::Tensor pad_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef padding, int dims,
+                        refkPadMode mode, const char* op) {
+  const c10::DeviceGuard guard(self.device());
+  common_device({&grad_output, &self}, op);
+  TORCH_CHECK(static_cast<int>(padding.size()) == 2 * dims, "padding size is expected to be ", 2 * dims,
+              ", but got: ", padding.size());
+  TORCH_CHECK(grad_output.dim() == self.dim(), op, ": expected grad_output of ", self.dim(), " dimensions, got ",
+              grad_output.dim());
+  static const char* const names[3] = {"width", "height", "depth"};
+  int64_t before[3] = {0, 0, 0};
+  for (int i = 0; i < dims; ++i) {
+    const int64_t d = self.dim() - 1 - i;
+    const int64_t l = padding[2 * i], r = padding[2 * i + 1], expected = self.size(d) + l + r;
+    if (mode == refkPadReflect) {
+      TORCH_CHECK(l < self.size(d) && r < self.size(d),
+                  "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (",
+                  l, ", ", r, ") at dimension ", d, " of input ", self.sizes());
+    }
+    TORCH_CHECK(expected == grad_output.size(d), "grad_output ", names[i], " unexpected. Expected: ", expected,
+                ", Got: ", grad_output.size(d));
+    before[d - (self.dim() - dims)] = l;
+  }
+  TORCH_CHECK(self.scalar_type() == grad_output.scalar_type(), "expected dtype ", self.dtype(),
+              " for `grad_output` but got dtype ", grad_output.dtype());
+  check_dtype(self, is_floating(self.scalar_type()), op);
+  at::Tensor grad_input = at::empty(self.sizes(), self.options().memory_format(self.suggest_memory_format()));
+  if (grad_input.numel() == 0) return grad_input;
+  const refkTensor dgi = describe(grad_input, op), dgo = describe(grad_output, op);
+  const refkContext ctx = context();
+  check(refkPadBackward(&ctx, mode, &dgi, &dgo, dims, before), op);
+  return grad_input;
+}
+
+}  // namespace
+
+at::Tensor reflection_pad1d_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef padding) {
+  return pad_backward(grad_output, self, padding, 1, refkPadReflect, "reflection_pad1d_backward");
+}
+at::Tensor reflection_pad2d_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef padding) {
+  return pad_backward(grad_output, self, padding, 2, refkPadReflect, "reflection_pad2d_backward");
+}
+at::Tensor reflection_pad3d_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef padding) {
+  return pad_backward(grad_output, self, padding, 3, refkPadReflect, "reflection_pad3d_backward");
+}
+at::Tensor replication_pad2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                      at::IntArrayRef padding) {
+  return pad_backward(grad_output, self, padding, 2, refkPadReplicate, "replication_pad2d_backward");
+}
+at::Tensor replication_pad3d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                      at::IntArrayRef padding) {
+  return pad_backward(grad_output, self, padding, 3, refkPadReplicate, "replication_pad3d_backward");
+}
+
 // ---- upsampling -------------------------------------------------------------------
 //
 // Note [Upsampling overloads]: the core-ATen upsample_{bilinear,nearest}2d.vec
@@ -125,6 +182,47 @@ at::Tensor upsample_bilinear2d(const at::Tensor& self, at::IntArrayRef output_si
 at::Tensor upsample_nearest2d(const at::Tensor& self, at::IntArrayRef output_size, std::optional<double> scales_h,
                               std::optional<double> scales_w) {
   return upsample2d(self, output_size, scales_h, scales_w, refkUpsampleNearest, false, "upsample_nearest2d");
+}
+
+namespace {
+
+at::Tensor upsample2d_backward(const at::Tensor& grad_output, at::IntArrayRef output_size,
+                               at::IntArrayRef input_size, std::optional<double> scales_h,
+                               std::optional<double> scales_w, refkUpsampleMode mode, bool align_corners,
+                               const char* op) {
+  const c10::DeviceGuard guard(grad_output.device());
+  const auto full = at::native::upsample_2d_common_check(input_size, output_size);
+  TORCH_CHECK(grad_output.dim() == 4, "Expected grad_output to be a tensor of dimension 4 but got: dimension ",
+              grad_output.dim());
+  for (int64_t i = 0; i < 4; ++i) {
+    TORCH_CHECK(grad_output.size(i) == full[i], "Expected grad_output to have the same shape as output;",
+                " output.size(", i, ") = ", full[i], " but got grad_output.size(", i, ") = ", grad_output.size(i));
+  }
+  check_dtype(grad_output, is_floating(grad_output.scalar_type()), op);
+  at::Tensor grad_input =
+      at::empty(input_size, grad_output.options().memory_format(grad_output.suggest_memory_format()));
+  if (grad_input.numel() == 0) return grad_input;
+  const double scales[2] = {scales_h.value_or(0.0), scales_w.value_or(0.0)};
+  const refkTensor dgi = describe(grad_input, op), dgo = describe(grad_output, op);
+  const refkContext ctx = context();
+  check(refkUpsampleBackward(&ctx, mode, &dgi, &dgo, 2, align_corners ? 1 : 0, scales), op);
+  return grad_input;
+}
+
+}  // namespace
+
+at::Tensor upsample_bilinear2d_backward(const at::Tensor& grad_output, at::IntArrayRef output_size,
+                                        at::IntArrayRef input_size, bool align_corners,
+                                        std::optional<double> scales_h, std::optional<double> scales_w) {
+  return upsample2d_backward(grad_output, output_size, input_size, scales_h, scales_w, refkUpsampleLinear,
+                             align_corners, "upsample_bilinear2d_backward");
+}
+
+at::Tensor upsample_nearest2d_backward(const at::Tensor& grad_output, at::IntArrayRef output_size,
+                                       at::IntArrayRef input_size, std::optional<double> scales_h,
+                                       std::optional<double> scales_w) {
+  return upsample2d_backward(grad_output, output_size, input_size, scales_h, scales_w, refkUpsampleNearest, false,
+                             "upsample_nearest2d_backward");
 }
 
 // ---- grid_sampler_2d ----------------------------------------------------------------

@@ -357,8 +357,9 @@ refkStatus refkPool(const refkContext* ctx, refkPoolMode mode, const refkTensor*
 // shape). refkPoolMax adds every grad_out element to grad_in at its index
 // (in output order per plane; grad_in starts at zero); the averages give
 // each input element the sum, in output order, of grad_out / divisor over
-// the windows that contain it. All of one floating dtype (int64 too for
-// refkPoolAvg).
+// the windows that contain it (float16/bfloat16 round every division and
+// addition to the type, as ATen's CPU kernels). All of one floating dtype
+// (int64 too for refkPoolAvg).
 refkStatus refkPoolBackward(const refkContext* ctx, refkPoolMode mode, const refkTensor* grad_in,
                             const refkTensor* grad_out, const refkTensor* indices, const refkPoolParams* params);
 
@@ -369,6 +370,12 @@ typedef enum refkPadMode { refkPadReflect, refkPadReplicate } refkPadMode;
 // `before` may be negative (cropping). Any dtype, out and in alike.
 refkStatus refkPad(const refkContext* ctx, refkPadMode mode, const refkTensor* out, const refkTensor* in,
                    int32_t nspatial, const int64_t* before);
+
+// The gradient of refkPad: grad_in (in's shape) gets, per element, the sum
+// of the grad_out elements that read it, added per plane in output order in
+// the dtype itself (as ATen's CPU kernel). Floating dtypes.
+refkStatus refkPadBackward(const refkContext* ctx, refkPadMode mode, const refkTensor* grad_in,
+                           const refkTensor* grad_out, int32_t nspatial, const int64_t* before);
 
 typedef enum refkUpsampleMode { refkUpsampleNearest, refkUpsampleLinear } refkUpsampleMode;
 
@@ -381,6 +388,13 @@ typedef enum refkUpsampleMode { refkUpsampleNearest, refkUpsampleLinear } refkUp
 // in one dtype.
 refkStatus refkUpsample(const refkContext* ctx, refkUpsampleMode mode, const refkTensor* out, const refkTensor* in,
                         int32_t nspatial, int32_t align_corners, const double* scales);
+// The gradient of refkUpsample (floating dtypes): every grad_out element
+// adds weight * grad_out to the inputs it read, per plane in output order,
+// as ATen's CPU upsample backward kernels (float accumulation for half
+// types); grad_in has in's shape.
+refkStatus refkUpsampleBackward(const refkContext* ctx, refkUpsampleMode mode, const refkTensor* grad_in,
+                                const refkTensor* grad_out, int32_t nspatial, int32_t align_corners,
+                                const double* scales);
 
 // grid_sampler_2d: out (N, C, Ho, Wo) samples in (N, C, H, W) at grid (N,
 // Ho, Wo, 2) (x, y in [-1, 1]); interpolation 0 bilinear, 1 nearest, 2

@@ -240,6 +240,19 @@ void avg_backward(int threads, const Geometry& g, const Spatial& s, T* gin, cons
           for (int64_t o2 = c2.first; o2 < c2.second; ++o2) {
             const Window w[3] = {wins[0][o0], wins[1][o1], wins[2][o2]};
             const T* q = gout + off[1] + o0 * s.st[1][0] + o1 * s.st[1][1] + o2 * s.st[1][2];
+            if constexpr (is_half_v<T>) {
+              // ATen's CPU average gradients compute half types in the type
+              // itself: every division and addition rounds.
+              const auto r = [](S v) { return load(store<T>(v)); };
+              for (int64_t c = 0; c < s.lanes; ++c) {
+                const S v = load(q[c * s.lane_st[1]]);
+                const S delta = g.mode == refkPoolAdaptiveAvg
+                                    ? r(r(r(v / S(w[0].count)) / S(w[1].count)) / S(w[2].count))
+                                    : r(divide(v, g, w));
+                acc[c] = r(acc[c] + delta);
+              }
+              continue;
+            }
             for (int64_t c = 0; c < s.lanes; ++c) acc[c] += divide(S(load(q[c * s.lane_st[1]])), g, w);
           }
         }

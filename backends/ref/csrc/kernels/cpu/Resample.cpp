@@ -60,6 +60,66 @@ void pad_typed(int threads, const Spatial& s, T* out, const T* in, const std::ve
   });
 }
 
+// The source index of every output position per dim (A = out, B = in);
+// false when the padding reaches past the input.
+bool pad_tables(refkPadMode mode, const Spatial& s, int nspatial, const int64_t* before,
+                std::vector<int64_t> (&src)[3]) {
+  for (int d = 0; d < 3; ++d) {
+    const int i = d - (3 - nspatial);
+    const int64_t n = s.b[d];
+    for (int64_t o = 0; o < s.a[d]; ++o) {
+      int64_t x = i < 0 ? o : o - before[i];
+      if (mode == refkPadReflect) {
+        if (x < 0) x = -x;
+        if (x >= n) x = 2 * (n - 1) - x;
+      } else {
+        x = std::min(std::max<int64_t>(x, 0), n - 1);
+      }
+      if (x < 0 || x >= n) return false;
+      src[d].push_back(x);
+    }
+  }
+  return true;
+}
+
+// Gradients of gathers (side A = grad_out, side B = grad_in, no lane): per
+// plane, taps(o0, o1, o2, add) calls add(flat input index, weight) for what
+// output position o read; grad_out's value times the weight is added into a
+// plane buffer (opmath_t) in output order, which then becomes grad_in's plane.
+// round_each rounds every sum to T (half types summed in themselves).
+template <class T, class Taps>
+void scatter_planes(int threads, const Spatial& s, T* gin, const T* gout, bool round_each, Taps&& taps) {
+  using M = opmath_t<T>;
+  const int64_t na = s.a_numel(), nb = s.b_numel();
+  parallel_for(s.planes, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, na + nb)), threads,
+               [&](int64_t begin, int64_t end) {
+    std::vector<M> acc(static_cast<size_t>(nb));
+    for (int64_t p = begin; p < end; ++p) {
+      int64_t off[3];
+      s.plane_offsets(p, off);
+      std::fill(acc.begin(), acc.end(), M(0));
+      for (int64_t o0 = 0; o0 < s.a[0]; ++o0) {
+        for (int64_t o1 = 0; o1 < s.a[1]; ++o1) {
+          const T* g = gout + off[0] + o0 * s.st[0][0] + o1 * s.st[0][1];
+          for (int64_t o2 = 0; o2 < s.a[2]; ++o2) {
+            const M v = load(g[o2 * s.st[0][2]]);
+            if (round_each) {
+              taps(o0, o1, o2, [&](int64_t at, M w) { acc[at] = load(store<T>(acc[at] + w * v)); });
+            } else {
+              taps(o0, o1, o2, [&](int64_t at, M w) { acc[at] += w * v; });
+            }
+          }
+        }
+      }
+      T* q = gin + off[1];
+      for (int64_t r = 0; r < nb; ++r) {
+        q[r / (s.b[1] * s.b[2]) * s.st[1][0] + r / s.b[2] % s.b[1] * s.st[1][1] + r % s.b[2] * s.st[1][2]] =
+            store<T>(acc[r]);
+      }
+    }
+  });
+}
+
 // ---- upsampling -------------------------------------------------------------------
 
 // The source of output position o along one dim, as ATen's UpSample.h.
@@ -464,20 +524,8 @@ extern "C" refkStatus refkPad(const refkContext* ctx, refkPadMode mode, const re
     const Access access({out, in});
     const Spatial s = make_spatial(nspatial, *out, *in, nullptr, true);
     std::vector<int64_t> src[3];
-    for (int d = 0; d < 3; ++d) {
-      const int i = d - (3 - nspatial);
-      const int64_t n = s.b[d];
-      for (int64_t o = 0; o < s.a[d]; ++o) {
-        int64_t x = i < 0 ? o : o - before[i];
-        if (mode == refkPadReflect) {
-          if (x < 0) x = -x;
-          if (x >= n) x = 2 * (n - 1) - x;
-        } else {
-          x = std::min(std::max<int64_t>(x, 0), n - 1);
-        }
-        if (x < 0 || x >= n) return fail(refkErrorInvalidValue, "refkPad: padding larger than the input");
-        src[d].push_back(x);
-      }
+    if (!pad_tables(mode, s, nspatial, before, src)) {
+      return fail(refkErrorInvalidValue, "refkPad: padding larger than the input");
     }
     return by_size(in->dtype, [&](auto tag) -> refkStatus {
       using T = typename decltype(tag)::type;
@@ -556,6 +604,110 @@ extern "C" refkStatus refkCol2im(const refkContext* ctx, const refkTensor* out, 
       using T = typename decltype(tag)::type;
       col2im_typed<T>(ctx->num_threads, *out, *in, kernel, dilation, padding, stride);
       return refkSuccess;
+    });
+  });
+}
+
+namespace refk {
+namespace {
+
+template <class T>
+void upsample_backward_typed(int threads, refkUpsampleMode mode, const Spatial& s, int nspatial, T* gin,
+                             const T* gout, bool align_corners, const double (&scales)[3]) {
+  using M = opmath_t<T>;
+  std::vector<int64_t> i0[3], i1[3];
+  std::vector<M> l0[3], l1[3];
+  for (int d = 0; d < 3; ++d) {
+    for (int64_t o = 0; o < s.a[d]; ++o) {
+      int64_t a = 0, b = 0;
+      M x = M(1), y = M(0);
+      if (mode == refkUpsampleNearest) {
+        a = b = nearest_source(o, s.b[d], s.a[d], scales[d]);
+      } else {
+        linear_source<M>(o, s.b[d], s.a[d], align_corners, scales[d], a, b, x, y);
+      }
+      i0[d].push_back(a);
+      i1[d].push_back(b);
+      l0[d].push_back(x);
+      l1[d].push_back(y);
+    }
+  }
+  const int first = 3 - nspatial;  // padded dims have one tap
+  scatter_planes<T>(threads, s, gin, gout, false, [&](int64_t o0, int64_t o1, int64_t o2, auto&& add) {
+    if (mode == refkUpsampleNearest) {
+      add((i0[0][o0] * s.b[1] + i0[1][o1]) * s.b[2] + i0[2][o2], M(1));
+      return;
+    }
+    const int64_t r0[2] = {i0[0][o0], i1[0][o0]}, r1[2] = {i0[1][o1], i1[1][o1]}, r2[2] = {i0[2][o2], i1[2][o2]};
+    const M w0[2] = {l0[0][o0], l1[0][o0]}, w1[2] = {l0[1][o1], l1[1][o1]}, w2[2] = {l0[2][o2], l1[2][o2]};
+    for (int a = 0; a < (first > 0 ? 1 : 2); ++a) {
+      for (int b = 0; b < (first > 1 ? 1 : 2); ++b) {
+        for (int c = 0; c < 2; ++c) {
+          const M w = first > 0 ? (first > 1 ? w2[c] : w1[b] * w2[c]) : w0[a] * w1[b] * w2[c];
+          add((r0[a] * s.b[1] + r1[b]) * s.b[2] + r2[c], w);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+}  // namespace refk
+
+extern "C" refkStatus refkPadBackward(const refkContext* ctx, refkPadMode mode, const refkTensor* grad_in,
+                                      const refkTensor* grad_out, int32_t nspatial, const int64_t* before) {
+  return guarded("refkPadBackward", [&]() -> refkStatus {
+    if (nspatial < 1 || nspatial > 3 || grad_out->ndim != grad_in->ndim || grad_out->dtype != grad_in->dtype) {
+      return fail(refkErrorInvalidValue,
+                  "refkPadBackward: grads must be of one dtype with nspatial (1 to 3) trailing dims");
+    }
+    if (grad_in->dtype < refkFloat16) return unsupported("refkPadBackward", grad_in->dtype);
+    if (numel(*grad_in) == 0) return refkSuccess;
+    const Access access({grad_in, grad_out});
+    const Spatial s = make_spatial(nspatial, *grad_out, *grad_in, nullptr, false);
+    std::vector<int64_t> src[3];
+    if (!pad_tables(mode, s, nspatial, before, src)) {
+      return fail(refkErrorInvalidValue, "refkPadBackward: padding larger than the input");
+    }
+    return dispatch(grad_in->dtype, [&](auto tag) -> refkStatus {
+      using T = typename decltype(tag)::type;
+      if constexpr (!is_floating_v<T>) {
+        return unsupported("refkPadBackward", grad_in->dtype);
+      } else {
+        // ATen's CPU padding backward adds in the dtype itself.
+        scatter_planes<T>(ctx->num_threads, s, static_cast<T*>(grad_in->data), static_cast<const T*>(grad_out->data),
+                          is_half_v<T>, [&](int64_t o0, int64_t o1, int64_t o2, auto&& add) {
+                            add((src[0][o0] * s.b[1] + src[1][o1]) * s.b[2] + src[2][o2], opmath_t<T>(1));
+                          });
+        return refkSuccess;
+      }
+    });
+  });
+}
+
+extern "C" refkStatus refkUpsampleBackward(const refkContext* ctx, refkUpsampleMode mode, const refkTensor* grad_in,
+                                           const refkTensor* grad_out, int32_t nspatial, int32_t align_corners,
+                                           const double* scales) {
+  return guarded("refkUpsampleBackward", [&]() -> refkStatus {
+    if (nspatial < 1 || nspatial > 3 || grad_out->ndim != grad_in->ndim || grad_out->dtype != grad_in->dtype) {
+      return fail(refkErrorInvalidValue,
+                  "refkUpsampleBackward: grads must be of one dtype with nspatial (1 to 3) trailing dims");
+    }
+    if (grad_in->dtype < refkFloat16) return unsupported("refkUpsampleBackward", grad_in->dtype);
+    if (numel(*grad_in) == 0) return refkSuccess;
+    const Access access({grad_in, grad_out});
+    const Spatial s = make_spatial(nspatial, *grad_out, *grad_in, nullptr, false);
+    double sc[3] = {0, 0, 0};
+    for (int i = 0; i < nspatial; ++i) sc[3 - nspatial + i] = scales != nullptr ? scales[i] : 0.0;
+    return dispatch(grad_in->dtype, [&](auto tag) -> refkStatus {
+      using T = typename decltype(tag)::type;
+      if constexpr (!is_floating_v<T>) {
+        return unsupported("refkUpsampleBackward", grad_in->dtype);
+      } else {
+        upsample_backward_typed<T>(ctx->num_threads, mode, s, nspatial, static_cast<T*>(grad_in->data),
+                                   static_cast<const T*>(grad_out->data), align_corners != 0, sc);
+        return refkSuccess;
+      }
     });
   });
 }

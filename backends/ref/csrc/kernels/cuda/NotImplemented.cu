@@ -116,6 +116,14 @@ refkStatus refkUpsample(const refkContext*, refkUpsampleMode, const refkTensor*,
                         const double*) {
   return not_implemented("refkUpsample");
 }
+refkStatus refkPadBackward(const refkContext*, refkPadMode, const refkTensor*, const refkTensor*, int32_t,
+                           const int64_t*) {
+  return not_implemented("refkPadBackward");
+}
+refkStatus refkUpsampleBackward(const refkContext*, refkUpsampleMode, const refkTensor*, const refkTensor*, int32_t,
+                                int32_t, const double*) {
+  return not_implemented("refkUpsampleBackward");
+}
 refkStatus refkGridSample2d(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int32_t,
                             int32_t, int32_t) {
   return not_implemented("refkGridSample2d");
