@@ -158,6 +158,7 @@ struct Same {
             }
             return V(x % y);
           case refkPow: return int_pow(x, y);
+          case refkThresholdBackward: return y <= alpha ? V(0) : x;
           case refkBitwiseAnd: return V(x & y);
           case refkBitwiseOr: return V(x | y);
           case refkBitwiseXor: return V(x ^ y);
@@ -193,6 +194,24 @@ struct Same {
             if (isnan(y)) return y;
             if (x == V(0)) return V(0);
             return x * log(y);
+          // Activation backwards (x: the incoming gradient; y: the forward's
+          // input or output), the CPU library's formulas (ATen's kernels).
+          case refkThresholdBackward: return y <= alpha ? V(0) : x;
+          case refkSigmoidBackward: return x * (V(1) - y) * y;
+          case refkTanhBackward: return x * (V(1) - y * y);
+          case refkGeluBackwardNone: {
+            const V cdf = V(0.5) * (V(1) + erf(y * V(0.70710678118654752440)));
+            const V pdf = V(0.39894228040143267794) * exp(V(-0.5) * y * y);
+            return x * (cdf + y * pdf);
+          }
+          case refkGeluBackwardTanh: {
+            const V beta = V(0.79788456080286535588), kappa = V(0.044715);
+            const V y_sq = y * y;
+            const V tanh_inner = tanh(beta * (y + kappa * y_sq * y));
+            const V left = V(0.5) * (V(1) + tanh_inner);
+            const V right = V(0.5) * y * (V(1) - tanh_inner * tanh_inner) * (beta * (V(1) + V(3) * kappa * y_sq));
+            return x * (left + right);
+          }
           default: {  // logaddexp
             if (isinf(x) && x == y) return x;
             const V m = x > y ? x : y;
@@ -205,6 +224,11 @@ struct Same {
 };
 
 bool is_comparison(refkBinaryOp op) { return op >= refkEq && op <= refkLogicalXor; }
+
+// Which (op, dtype) pairs the CPU library has; every op is named, so an op
+// added to RefKernels.h later is refused here (not implemented) instead of
+// reaching a kernel's default case.
+bool known(refkBinaryOp op) { return op >= refkAdd && op <= refkTanhBackward; }
 
 bool supported(refkBinaryOp op, refkDtype d) {
   if (is_comparison(op)) return true;
@@ -231,13 +255,26 @@ bool supported(refkBinaryOp op, refkDtype d) {
     case refkSub:
     case refkDivTrunc:
     case refkFmod:
-    case refkPow: return true;
+    case refkPow:
+    case refkThresholdBackward: return true;
     case refkBitwiseAnd:
     case refkBitwiseOr:
     case refkBitwiseXor:
     case refkLshift:
     case refkRshift: return !floating;
-    default: return floating;
+    case refkDiv:
+    case refkAtan2:
+    case refkFmax:
+    case refkFmin:
+    case refkHypot:
+    case refkCopysign:
+    case refkXlogy:
+    case refkLogaddexp:
+    case refkGeluBackwardNone:
+    case refkGeluBackwardTanh:
+    case refkSigmoidBackward:
+    case refkTanhBackward: return floating;
+    default: return false;
   }
 }
 
@@ -254,9 +291,7 @@ using namespace refkc;
 extern "C" refkStatus refkBinary(const refkContext* ctx, refkBinaryOp op, const refkTensor* out, const refkTensor* a,
                                  const refkTensor* b, refkScalar alpha) {
   if (auto s = check_shapes("binary", {out, a, b})) return s;
-  // The activation backwards are not in the CUDA library yet (their
-  // operators are not in cuda-ops.txt).
-  if (op >= refkThresholdBackward) return not_implemented("refkBinary (activation backwards)");
+  if (!known(op)) return not_implemented("refkBinary (this op)");
   if (a->dtype != b->dtype) return fail(refkErrorInvalidValue, "binary: inputs must share one dtype");
   if (!supported(op, a->dtype)) return unsupported("binary", a->dtype);
   if (is_comparison(op)) {

@@ -155,7 +155,10 @@ bool is_predicate(refkUnaryOp op) {
 }
 
 // Which (op, dtype) pairs exist: the CPU library's, checked on the host
-// since a kernel cannot fail.
+// since a kernel cannot fail. Every op is named, so an op added to
+// RefKernels.h later is refused instead of reaching a kernel's default case.
+bool known(refkUnaryOp op) { return op >= refkAbs && op <= refkSignbit; }
+
 bool supported(refkUnaryOp op, refkDtype d) {
   if (is_predicate(op)) return true;
   const bool floating = d == refkFloat16 || d == refkBFloat16 || d == refkFloat32 || d == refkFloat64;
@@ -173,7 +176,13 @@ bool supported(refkUnaryOp op, refkDtype d) {
     case refkFloor:
     case refkRound:
     case refkTrunc: return true;
-    default: return floating;
+    case refkFrac: case refkExp: case refkExp2: case refkExpm1: case refkLog: case refkLog2: case refkLog10:
+    case refkLog1p: case refkSin: case refkCos: case refkTan: case refkAsin: case refkAcos: case refkAtan:
+    case refkSinh: case refkCosh: case refkTanh: case refkAsinh: case refkAcosh: case refkAtanh: case refkErf:
+    case refkErfc: case refkSqrt: case refkRsqrt: case refkReciprocal: case refkSigmoid: case refkGeluNone:
+    case refkGeluTanh: case refkElu: case refkLeakyRelu: case refkSilu: case refkHardsigmoid: case refkHardswish:
+    case refkSoftplus: case refkMish: return floating;
+    default: return false;
   }
 }
 
@@ -185,6 +194,7 @@ using namespace refkc;
 extern "C" refkStatus refkUnary(const refkContext* ctx, refkUnaryOp op, const refkTensor* out, const refkTensor* in,
                                 const refkUnaryParams* params) {
   if (auto s = check_shapes("unary", {out, in})) return s;
+  if (!known(op)) return not_implemented("refkUnary (this op)");
   if (!supported(op, in->dtype)) return unsupported("unary", in->dtype);
   const refkUnaryParams p = params ? *params : refkUnaryParams{0, 0, 0, 0};
   const refkTensor* ops[2] = {out, in};
