@@ -13,7 +13,8 @@
 # network. The opgen-backend CLI runs from dist/ when node is there (init,
 # gen, build, test); without node, --project DIR takes a project prepared
 # elsewhere with `bench/gpu-check.sh --prepare DIR` (init + gen), builds it
-# with pip and skips the conformance run (its driver is the CLI), saying so.
+# with pip and runs the conformance runner directly (a text summary; the
+# HTML and Markdown reports need the CLI).
 #
 # --dry-run checks the tools and prints the steps without running them. On a
 # machine without a usable GPU the script stops before building, writes the
