@@ -301,7 +301,24 @@ std::optional<refkDtype> kernel_dtype_of(c10::ScalarType t) {
   }
 }
 
+// Note [Shallow copies between CPU and the device]: `param.data = t` (and so
+// Module.to(), which keeps a module's Parameter objects only this way) asks
+// _has_compatible_shallow_copy_type(param, t), whose default answer holds
+// for in-tree backends only (TensorImpl::has_compatible_shallow_copy_type
+// lists CPU, CUDA, ...). A dense tensor of this device and a dense CPU
+// tensor are as interchangeable as a CPU and a CUDA one: the TensorImpl is
+// the same class, and shallow_copy_from copies storage, sizes and key set.
+// Without this, model.to(device) makes new Parameters and an optimizer built
+// before it keeps updating the stale CPU ones.
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  const auto dense = [](const at::Tensor& t) {
+    return t.layout() == c10::kStrided && (t.is_cpu() || t.device().type() == c10::DeviceType::PrivateUse1);
+  };
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set()) || (dense(self) && dense(from));
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
   m.impl("empty_strided", TORCH_FN(empty_strided));
   m.impl("as_strided", TORCH_FN(as_strided));
