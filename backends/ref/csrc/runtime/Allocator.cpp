@@ -18,6 +18,8 @@ void pinned_delete(void* p) { refFreeHost(p); }
 class DeviceAllocator final : public c10::Allocator {
  public:
   c10::DataPtr allocate(size_t nbytes) override {
+    check_not_forked();
+    mark_device_used();
     const auto device = current_device();
     void* p = nullptr;
     if (nbytes != 0) {
@@ -88,6 +90,7 @@ refMemcpyKind memcpy_kind(void* dst, const void* src) {
 
 void memcpy_any(void* dst, const void* src, size_t nbytes) {
   if (nbytes == 0) return;
+  check_not_forked();
   driver_check(refMemcpy(dst, src, nbytes, memcpy_kind(dst, src)), "memcpy");
 }
 

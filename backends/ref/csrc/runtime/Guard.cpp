@@ -15,6 +15,8 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 
+#include <pthread.h>
+
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -143,6 +145,16 @@ class GuardImpl final : public c10::impl::DeviceGuardImplInterface {
     refEventDestroy(e->handle);
     delete e;
   }
+  // torch.accelerator.get_device_capability(): the dtypes a tensor of this
+  // device may have and convert between, the kernel library's.
+  c10::DeviceCapability getDeviceCapability(c10::Device /*device*/) const override {
+    c10::DeviceCapability cap;
+    auto& has = cap.capability_data.supported_scalar_types;
+#define OPGEN_REF_CAPABILITY(_, name) has.has_##name = kernel_dtype_of(c10::ScalarType::name).has_value();
+    AT_FORALL_SCALAR_TYPES_WITH_COMPLEX_AND_QINTS(OPGEN_REF_CAPABILITY)
+#undef OPGEN_REF_CAPABILITY
+    return cap;
+  }
   double elapsedTime(void* start, void* end, const c10::DeviceIndex /*device_index*/) const override {
     auto* a = static_cast<Event*>(start);
     auto* b = static_cast<Event*>(end);
@@ -153,7 +165,39 @@ class GuardImpl final : public c10::impl::DeviceGuardImplInterface {
   }
 };
 
+// Note [Fork safety]: a process that forks after using the device must not
+// use it in the child: the driver's state (a GPU context, the CPU driver's
+// streams) and the kernel library's host threads do not survive fork, and
+// the kernel library's thread pool would wait forever for threads that the
+// child does not have. As torch.cuda, the runtime marks a child "in a bad
+// fork" when its parent had used the device, and every way into the device
+// (allocation, the current stream every kernel launch asks for, copies)
+// refuses it with a clear error; a child forked before any use is fine
+// (DataLoader workers that never touch the device).
+std::atomic<bool> used{false};
+bool bad_fork = false;
+
 }  // namespace
+
+void mark_device_used() {
+  if (used.load(std::memory_order_relaxed)) return;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    pthread_atfork(nullptr, nullptr, [] {
+      if (used.load()) bad_fork = true;
+    });
+  });
+  used.store(true);
+}
+
+bool in_bad_fork() { return bad_fork; }
+
+void check_not_forked() {
+  TORCH_CHECK(!bad_fork, device_name(), ": cannot use the ", device_name(),
+              " device in a forked subprocess: the parent process had already used it, and its driver state and "
+              "kernel threads do not survive fork. Use the 'spawn' (or 'forkserver') start method of "
+              "multiprocessing, or fork before the first use of the device");
+}
 
 c10::DeviceIndex device_count() noexcept {
   static const c10::DeviceIndex n = [] {
@@ -184,6 +228,8 @@ void synchronize(c10::DeviceIndex index) {
 }
 
 refStream_t current_stream() {
+  check_not_forked();
+  mark_device_used();
   const auto d = current_device();
   return driver_stream(d, tls_stream[d]);
 }

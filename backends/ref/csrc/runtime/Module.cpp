@@ -18,6 +18,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("_device_count", [] { return static_cast<int>(rt::device_count()); });
   m.def("_current_device", [] { return static_cast<int>(rt::current_device()); });
   m.def("_set_device", [](int i) { rt::set_device(static_cast<c10::DeviceIndex>(i)); });
+  m.def("_is_in_bad_fork", [] { return rt::in_bad_fork(); });
   m.def("_synchronize", [](int i) { rt::synchronize(static_cast<c10::DeviceIndex>(i)); });
   m.def("_get_default_generator", [](int i) {
     // The Python object borrows the generator, which lives for the process.

@@ -38,7 +38,13 @@ void set_device(c10::DeviceIndex index);
 void check_device_index(c10::DeviceIndex index);
 void synchronize(c10::DeviceIndex index);
 // The driver stream behind the current c10 stream of the current device.
+// Every kernel launch asks for it, so it also refuses a bad fork.
 refStream_t current_stream();
+// Note [Fork safety]: the device was used in this process (memory, a stream);
+// a child forked from now on is in a bad fork, where check_not_forked throws.
+void mark_device_used();
+bool in_bad_fork();
+void check_not_forked();
 
 // ---- memory (Allocator.cpp) ----
 c10::Allocator* device_allocator();
