@@ -49,6 +49,24 @@ def main():
     stem = (torch.randn(8, 3, 224, 224, generator=g), torch.randn(64, 3, 7, 7, generator=g))
     stem_bwd = stem + (torch.randn(8, 64, 112, 112, generator=g),)
     row = torch.randn(4096, generator=g)
+    # One training step of an MLP (Linear, ReLU, cross_entropy, SGD with
+    # momentum), each device with its own model and optimizer: on the device
+    # torch.optim takes its foreach path (one library call per parameter
+    # list), on CPU eager's per-tensor path.
+    mlp_state = {}
+
+    def mlp_step(t):
+        x, y = t
+        if x.device not in mlp_state:
+            torch.manual_seed(0)
+            m = torch.nn.Sequential(torch.nn.Linear(1024, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 10))
+            m = m.to(x.device)
+            mlp_state[x.device] = (m, torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9))
+        m, opt = mlp_state[x.device]
+        opt.zero_grad()
+        F.cross_entropy(m(x), y).backward()
+        opt.step()
+
     cases = [
         ("add 16M f32", lambda t: t[0] + t[1], (big, big2)),
         ("mul 16M f32", lambda t: t[0] * t[1], (big, big2)),
@@ -85,6 +103,8 @@ def main():
          (torch.randn(32, 64, 56, 56, generator=g), torch.randn(64, 64, 3, 3, generator=g))),
         ("max_pool2d 3x3/2 pad 1 32x64x112x112 f32", lambda t: F.max_pool2d(t[0], 3, 2, 1),
          (torch.randn(32, 64, 112, 112, generator=g),)),
+        ("MLP step 256x1024-1024-10, SGD momentum", mlp_step,
+         (torch.randn(256, 1024, generator=g), torch.randint(0, 10, (256,), generator=g))),
     ]
     print(f"threads={args.threads} runs={args.runs} (median)")
     print(f"{'case':36s} {'device ms':>10s} {'cpu ms':>10s} {'ratio':>7s}")
