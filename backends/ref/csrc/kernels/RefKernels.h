@@ -317,6 +317,77 @@ refkStatus refkNonzero(const refkContext* ctx, const refkTensor* out, const refk
 refkStatus refkMaskedScatter(const refkContext* ctx, const refkTensor* out, const refkTensor* mask,
                              const refkTensor* source);
 
+// ---- normalization and softmax
+//
+// Row kernels (Note [Row kernels] in cpu/Common.h): every result is
+// normalized over one row (a softmax dim, a layer-norm row, a group, a
+// batch-norm channel). Inputs are floating; float16 and bfloat16 compute in
+// float; row statistics accumulate in double (float lanes, double totals);
+// variances are biased and two-pass. Statistics and parameters (mean, rstd,
+// weight, bias, running stats) may have another floating dtype than the rows
+// (float32 weights of a bfloat16 input, as ATen's mixed-dtype norms); a
+// parameter whose data is NULL is absent (weight all ones, bias zeros).
+
+// out = softmax(in) along `dim` (log != 0: log_softmax, computed as
+// (x - max) - log(sum(exp(x - max))), where a float16/bfloat16 in rounds the
+// sum to its dtype when dim is the last, as ATen's CPU kernel), any strides.
+// out has in's dtype, or float32 for a float16 in (CUDA's half_to_float).
+refkStatus refkSoftmax(const refkContext* ctx, const refkTensor* out, const refkTensor* in, int32_t dim,
+                       int32_t log);
+// Its gradient along `dim` from grad (of the result) and out (the result):
+// softmax: out * (grad - sum(grad * out)); log: grad - exp(out) * sum(grad).
+// grad and out share a dtype; grad_in has it too, or float16 for float32
+// grad and out (half_to_float's gradient).
+refkStatus refkSoftmaxBackward(const refkContext* ctx, const refkTensor* grad_in, const refkTensor* grad,
+                               const refkTensor* out, int32_t dim, int32_t log);
+
+// Layer norm over the rows of 2-d in, out (M x N, any strides):
+// mean[m], rstd[m] (1-d, M) = the row's mean and 1 / sqrt(var + eps),
+// out = (in - mean) * rstd * weight + bias with weight, bias of N elements.
+refkStatus refkLayerNorm(const refkContext* ctx, const refkTensor* out, const refkTensor* mean,
+                         const refkTensor* rstd, const refkTensor* in, const refkTensor* weight,
+                         const refkTensor* bias, double eps);
+// Its gradients from grad (M x N) and the forward's in, mean, rstd, weight:
+// grad_in (M x N), grad_weight and grad_bias (N); each is computed only when
+// its data is not NULL.
+refkStatus refkLayerNormBackward(const refkContext* ctx, const refkTensor* grad_in, const refkTensor* grad_weight,
+                                 const refkTensor* grad_bias, const refkTensor* grad, const refkTensor* in,
+                                 const refkTensor* mean, const refkTensor* rstd, const refkTensor* weight);
+
+// Group norm of 3-d in, out (N x C x HxW, any strides) in `groups` groups of
+// C / groups channels: mean, rstd (2-d, N x groups) over each group's
+// elements; out = (in - mean) * rstd * weight[c] + bias[c] (C elements).
+refkStatus refkGroupNorm(const refkContext* ctx, const refkTensor* out, const refkTensor* mean,
+                         const refkTensor* rstd, const refkTensor* in, const refkTensor* weight,
+                         const refkTensor* bias, int64_t groups, double eps);
+// Its gradients, as refkLayerNormBackward's (grad_weight, grad_bias: C).
+refkStatus refkGroupNormBackward(const refkContext* ctx, const refkTensor* grad_in, const refkTensor* grad_weight,
+                                 const refkTensor* grad_bias, const refkTensor* grad, const refkTensor* in,
+                                 const refkTensor* mean, const refkTensor* rstd, const refkTensor* weight,
+                                 int64_t groups);
+
+// Batch norm of 3-d in, out (N x C x L, any strides: contiguous or channels
+// last) per channel c. training != 0: the channel's batch mean and
+// 1 / sqrt(var + eps) go to save_mean, save_invstd (C), and running_mean,
+// running_var (C; data NULL when absent) become (1 - momentum) * r +
+// momentum * stat, with the unbiased variance. Otherwise the running stats
+// normalize and save_* are not written. out = (in - mean) * invstd *
+// weight + bias, as in * scale + shift.
+refkStatus refkBatchNorm(const refkContext* ctx, const refkTensor* out, const refkTensor* save_mean,
+                         const refkTensor* save_invstd, const refkTensor* in, const refkTensor* weight,
+                         const refkTensor* bias, const refkTensor* running_mean, const refkTensor* running_var,
+                         int32_t training, double momentum, double eps);
+// Its gradients from grad (N x C x L): with training, through the batch
+// statistics save_mean, save_invstd; otherwise with the running stats as
+// constants (grad_in = grad * weight / sqrt(running_var + eps)).
+// grad_weight = sum(grad * (in - mean)) * invstd, grad_bias = sum(grad); each
+// output is computed only when its data is not NULL.
+refkStatus refkBatchNormBackward(const refkContext* ctx, const refkTensor* grad_in, const refkTensor* grad_weight,
+                                 const refkTensor* grad_bias, const refkTensor* grad, const refkTensor* in,
+                                 const refkTensor* weight, const refkTensor* running_mean,
+                                 const refkTensor* running_var, const refkTensor* save_mean,
+                                 const refkTensor* save_invstd, int32_t training, double eps);
+
 // ---- pooling and resampling
 //
 // Note [Spatial dims]: these calls see an operand as (plane dims...,
