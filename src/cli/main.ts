@@ -23,9 +23,10 @@ const SCAFFOLD: () => Promise<Register> = async () =>
   (await import("../scaffold/commands.js")).registerScaffoldCommands;
 const CONFORMANCE: () => Promise<Register> = async () =>
   (await import("../conformance/commands.js")).registerConformanceCommands;
+const UPGRADE: () => Promise<Register> = async () => (await import("./upgrade.js")).registerUpgradeCommand;
 
 /** Registration order is the order `--help` lists commands in. */
-const GROUPS = [SCAFFOLD, GEN, CONFORMANCE] as const;
+const GROUPS = [SCAFFOLD, GEN, CONFORMANCE, UPGRADE] as const;
 
 /** Top-level command name -> the module that registers it. */
 const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
@@ -35,6 +36,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
   coverage: GEN,
   test: CONFORMANCE,
   report: CONFORMANCE,
+  upgrade: UPGRADE,
 };
 
 /** The command argv names (`node script cmd ...`): the first word not starting with '-'. */

@@ -1,0 +1,133 @@
+/**
+ * `opgen-backend upgrade`: wiring only (the comparison is src/upgrade). Exit
+ * 0: nothing to do; 1: action needed; 2: bad input (one line, nothing written).
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { Command } from "commander";
+import type { Manifest } from "../dest/manifest.js";
+import { loadCatalog } from "../model/catalog.js";
+import type { OperatorCatalog } from "../model/types.js";
+import { discoverTorch } from "../torch/discover.js";
+import { formatDiagnostic, UserError } from "../util/errors.js";
+
+interface UpgradeOpts {
+  python?: string;
+  fromPython?: string;
+  json?: boolean;
+  markdown?: string;
+}
+
+class BadInput extends Error {}
+
+function bad(message: string): never {
+  throw new BadInput(message);
+}
+
+/** The project's torch pin: pyproject.toml's `dependencies = [... "torch==X" ...]`, else the manifest's torch. */
+function projectPin(dir: string, manifest: Manifest): string {
+  const py = path.join(dir, "pyproject.toml");
+  if (existsSync(py)) {
+    const m = /^dependencies\s*=\s*\[[^\]]*"torch==([^"]+)"/m.exec(readFileSync(py, "utf8"));
+    if (m) return m[1]!;
+  }
+  return manifest.torch_version;
+}
+
+function readManifest(file: string): Manifest {
+  if (!existsSync(file))
+    bad(`${file}: no op manifest; run \`opgen-backend gen\` with the project's current torch first`);
+  try {
+    const m = JSON.parse(readFileSync(file, "utf8")) as Manifest;
+    if (!Array.isArray(m.operators) || typeof m.torch_version !== "string") throw new Error("not a manifest");
+    return m;
+  } catch {
+    return bad(`${file}: not an op_manifest.json written by \`opgen-backend gen\``);
+  }
+}
+
+/**
+ * The torch the manifest was generated against, when an interpreter we can
+ * find has it: --from-python, else $OPGEN_PYTHON / python3 (when not the target).
+ */
+async function baselineCatalog(manifest: Manifest, explicit: string | undefined, targetTorchDir: string) {
+  try {
+    const install = await discoverTorch(explicit);
+    if (!explicit && install.torchDir === targetTorchDir) return null;
+    if (install.version.replace(/\+.*$/, "") !== manifest.torch_version) {
+      if (explicit)
+        bad(`--from-python has torch ${install.version}; the manifest was generated with ${manifest.torch_version}`);
+      return null;
+    }
+    return await loadCatalog(install);
+  } catch (e) {
+    if (e instanceof BadInput || explicit) throw e;
+    return null;
+  }
+}
+
+export function registerUpgradeCommand(program: Command): void {
+  program
+    .command("upgrade")
+    .description("report what moving the project to another torch changes for this backend (writes nothing)")
+    .argument("[dir]", "the project directory (backend.yaml, csrc/generated/op_manifest.json)", ".")
+    .option("--python <path>", "the Python with the target torch (else $OPGEN_PYTHON, else python3)")
+    .option(
+      "--from-python <path>",
+      "a Python with the torch the manifest was generated against, for dispatch and core-ATen changes by name",
+    )
+    .option("--json", "print the report as JSON")
+    .option("--markdown <file>", "also write the report as Markdown (for the upgrade pull request)")
+    .addHelpText(
+      "after",
+      `
+Exit status:
+  0  the target torch changes nothing for this backend
+  1  action needed (signatures, removed overloads, dispatch, tags, derived siblings, core ATen)
+  2  bad input: no manifest, a torch older than the project's pin, a nightly torch`,
+    )
+    .action(async (dir: string, opts: UpgradeOpts) => {
+      const [{ compareUpgrade, checkTargetVersion }, fmt, { sourceFiles }] = await Promise.all([
+        import("../upgrade/compare.js"),
+        import("../upgrade/format.js"),
+        import("../dest/kernels.js"),
+      ]);
+      let report: ReturnType<typeof compareUpgrade>;
+      try {
+        const yamlFile = path.join(dir, "backend.yaml");
+        if (!existsSync(yamlFile)) bad(`${yamlFile}: no backend.yaml; pass the project directory`);
+        const generated = path.join(dir, "csrc", "generated");
+        const manifest = readManifest(path.join(generated, "op_manifest.json"));
+        const install = await discoverTorch(opts.python);
+        checkTargetVersion(projectPin(dir, manifest), install.version);
+        const [target, baseline] = await Promise.all([
+          loadCatalog(install),
+          baselineCatalog(manifest, opts.fromPython, install.torchDir),
+        ]);
+        const kernelSources = sourceFiles(path.join(dir, "csrc")).filter(
+          (f) => !path.resolve(f).startsWith(path.resolve(generated) + path.sep),
+        );
+        report = compareUpgrade({
+          manifest,
+          yamlText: readFileSync(yamlFile, "utf8"),
+          yamlFile,
+          target: target as OperatorCatalog,
+          baseline,
+          kernelSources,
+        });
+      } catch (e) {
+        if (!(e instanceof BadInput || e instanceof UserError)) throw e;
+        if (e instanceof UserError) for (const d of e.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+        process.stderr.write(`opgen-backend: upgrade: ${e.message}\n`);
+        process.exit(2);
+      }
+      if (opts.markdown) {
+        mkdirSync(path.dirname(path.resolve(opts.markdown)), { recursive: true });
+        writeFileSync(opts.markdown, fmt.upgradeToMarkdown(report));
+      }
+      process.stdout.write(opts.json ? fmt.upgradeToJson(report) : fmt.upgradeToTerminal(report));
+      if (report.actionNeeded) {
+        throw new UserError(`upgrade to torch ${report.toTorch}: action needed`);
+      }
+    });
+}

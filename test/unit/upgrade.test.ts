@@ -1,0 +1,252 @@
+/**
+ * `opgen-backend upgrade` without a second torch (issue 15): the installed
+ * torch's catalog, edited in memory into a "next release" (a SymInt change, a
+ * rename, a removed overload, changed tags, an op turned composite, a new
+ * inplace sibling, a new core overload), fed through compareUpgrade, the same
+ * path a real second torch takes in the CLI.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseBackendYaml } from "../../src/backend/load.js";
+import { generate, kernelStubs } from "../../src/dest/index.js";
+import type { Manifest } from "../../src/dest/manifest.js";
+import { groupFunctions, isGroup, loadCatalog, operatorNameString, parseSchema } from "../../src/model/catalog.js";
+import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog } from "../../src/model/types.js";
+import { discoverTorch } from "../../src/torch/discover.js";
+import { checkTargetVersion, compareUpgrade, type UpgradeReport } from "../../src/upgrade/compare.js";
+import { upgradeToMarkdown, upgradeToTerminal } from "../../src/upgrade/format.js";
+
+const YAML = `backend: PrivateUse1
+cpp_namespace: upg
+free_functions: true
+device: upg
+supported:
+  - add.Tensor
+  - abs
+  - narrow_copy
+  - sum.dim_IntList
+  - unfold
+  - transpose.int
+  - mm
+  - clamp
+symint:
+  - narrow_copy
+`;
+
+let installed: OperatorCatalog;
+let manifest: Manifest;
+let srcDir: string;
+let sources: string[];
+
+function withSchema(f: NativeFunction, text: string): NativeFunction {
+  const func = parseSchema(text);
+  return { ...f, func, funcText: text, name: operatorNameString(func.name) };
+}
+
+/**
+ * The installed catalog with some overloads replaced (null: removed) and some
+ * added; groups are rebuilt over the replacements, `inplace` adds an inplace
+ * member to the group of the named functional.
+ */
+function editCatalog(
+  base: OperatorCatalog,
+  version: string,
+  replace: ReadonlyMap<string, NativeFunction | null>,
+  inplace: ReadonlyMap<string, NativeFunction> = new Map(),
+): OperatorCatalog {
+  const map = (f: NativeFunction) => (replace.has(f.name) ? replace.get(f.name)! : f);
+  const functions = [...base.functions.map(map).filter((f): f is NativeFunction => f !== null), ...inplace.values()];
+  const byName = new Map(functions.map((f) => [f.name, f]));
+  const groups = base.groups.map((g) => {
+    if (!isGroup(g)) return map(g) ?? g;
+    const add = inplace.get(g.functional.name);
+    const ng: NativeFunctionsGroup = {
+      ...g,
+      functional: map(g.functional)!,
+      out: map(g.out)!,
+      inplace: add ?? (g.inplace ? map(g.inplace) : null),
+      mutable: g.mutable ? map(g.mutable) : null,
+    };
+    return ng;
+  });
+  const groupOf = new Map<string, NativeFunctionsGroup>();
+  for (const g of groups) if (isGroup(g)) for (const f of groupFunctions(g)) groupOf.set(f.name, g);
+  return {
+    torchVersion: version,
+    functions,
+    byName,
+    groups,
+    groupOf,
+    tags: base.tags,
+    derivatives: base.derivatives,
+  };
+}
+
+function nextRelease(): OperatorCatalog {
+  const f = (n: string) => installed.byName.get(n)!;
+  const replace = new Map<string, NativeFunction | null>([
+    // SymInt change on a symint: entry: the _symint kernel's dim becomes c10::SymInt.
+    [
+      "narrow_copy",
+      withSchema(f("narrow_copy"), "narrow_copy(Tensor self, SymInt dim, SymInt start, SymInt length) -> Tensor"),
+    ],
+    // int[] -> SymInt[] outside symint:: the schema changes, the declaration does not.
+    [
+      "sum.dim_IntList",
+      withSchema(
+        f("sum.dim_IntList"),
+        "sum.dim_IntList(Tensor self, SymInt[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+      ),
+    ],
+    // A renamed argument: the schema changes, what a definition must match does not.
+    ["clamp", withSchema(f("clamp"), f("clamp").funcText.replace("Scalar? min=None", "Scalar? lo=None"))],
+    ["unfold", null],
+    [
+      "transpose.int",
+      withSchema(f("transpose.int"), f("transpose.int").funcText.replace("transpose.int(", "transpose.integer(")),
+    ],
+    ["add.Tensor", { ...f("add.Tensor"), tags: ["pointwise"] }],
+    ["lerp.Scalar", { ...f("lerp.Scalar"), tags: ["core", "pointwise"] }],
+    [
+      "abs",
+      {
+        ...f("abs"),
+        dispatch: { CompositeImplicitAutograd: "abs" },
+        hasCompositeImplicitAutogradKernel: true,
+        hasCompositeExplicitAutogradKernel: false,
+        isAbstract: false,
+      },
+    ],
+  ]);
+  const mm_ = withSchema(f("mm"), "mm_(Tensor(a!) self, Tensor mat2) -> Tensor(a!)");
+  return editCatalog(installed, "2.14.0+cpu", replace, new Map([["mm", mm_]]));
+}
+
+beforeAll(async () => {
+  installed = await loadCatalog(await discoverTorch());
+  const config = parseBackendYaml(YAML, "backend.yaml", installed);
+  const m = generate(config, installed, { yamlText: YAML }).find((x) => x.path === "op_manifest.json")!;
+  manifest = JSON.parse(m.content as string) as Manifest;
+  srcDir = mkdtempSync(path.join(tmpdir(), "opgen-upgrade-"));
+  sources = [];
+  for (const s of kernelStubs(config, installed)) {
+    const file = path.join(srcDir, s.path);
+    writeFileSync(file, s.content);
+    sources.push(file);
+  }
+});
+
+afterAll(() => rmSync(srcDir, { recursive: true, force: true }));
+
+const byOp = (r: UpgradeReport, op: string) => r.overloads.find((o) => o.op === op)!;
+
+describe("compareUpgrade on an unchanged torch", () => {
+  it("reports nothing to do", () => {
+    const r = compareUpgrade({
+      manifest,
+      yamlText: YAML,
+      yamlFile: "backend.yaml",
+      target: installed,
+      baseline: installed,
+      kernelSources: sources,
+    });
+    expect(r.overloads.map((o) => o.changes)).toEqual(r.overloads.map(() => []));
+    expect(r.yamlErrors).toEqual([]);
+    expect(r.derived).toEqual({ added: [], removed: [] });
+    expect(r.core.addedUncovered).toEqual([]);
+    expect(r.actionNeeded).toBe(false);
+    expect(upgradeToTerminal(r)).toMatch(/nothing to do\n$/);
+  });
+});
+
+describe("compareUpgrade on an edited catalog", () => {
+  let r: UpgradeReport;
+  beforeAll(() => {
+    r = compareUpgrade({
+      manifest,
+      yamlText: YAML,
+      yamlFile: "backend.yaml",
+      target: nextRelease(),
+      baseline: installed,
+      kernelSources: sources,
+    });
+  });
+
+  it("names the kernel definition a SymInt change breaks, with file:line", () => {
+    const [c] = byOp(r, "narrow_copy").changes;
+    expect(c?.kind).toBe("signature");
+    if (c?.kind !== "signature") return;
+    expect(c.oldDeclaration).toContain("int64_t dim");
+    expect(c.newDeclaration).toContain("c10::SymInt dim");
+    expect(c.breaks).toHaveLength(1);
+    expect(path.basename(c.breaks[0]!.loc.file)).toBe("narrow_copy.cpp");
+    expect(c.breaks[0]!.loc.line).toBeGreaterThan(0);
+    expect(c.breaks[0]!.definition).toContain("narrow_copy_symint");
+    expect(byOp(r, "narrow_copy").loc?.line).toBe(8);
+  });
+
+  it("tells a schema change that keeps the C++ declaration from a break", () => {
+    expect(byOp(r, "sum.dim_IntList").changes.map((c) => c.kind)).toEqual(["schema"]);
+    expect(byOp(r, "clamp").changes.map((c) => c.kind)).toEqual(["schema"]);
+  });
+
+  it("reports a removed overload with its backend.yaml line, and a rename", () => {
+    const removed = byOp(r, "unfold");
+    expect(removed.changes[0]).toMatchObject({ kind: "removed", renamedTo: null });
+    expect(removed.loc?.line).toBe(10);
+    expect(byOp(r, "transpose.int").changes[0]).toMatchObject({ kind: "removed", renamedTo: "transpose.integer" });
+    // backend.yaml's errors for them are these reports, not repeated.
+    expect(r.yamlErrors).toEqual([]);
+  });
+
+  it("reports an op turned CompositeImplicitAutograd", () => {
+    expect(byOp(r, "abs").changes).toEqual([
+      expect.objectContaining({ kind: "dispatch", was: "CompositeExplicitAutograd", now: "CompositeImplicitAutograd" }),
+    ]);
+  });
+
+  it("reports changed tags, core-ATen counts and new core overloads not served", () => {
+    expect(byOp(r, "add.Tensor").changes).toEqual([{ kind: "tags", added: [], removed: ["core"] }]);
+    expect(r.core.before).toBe(manifest.core_total);
+    // add.Tensor left core; lerp.Scalar and mm_ (core like mm) joined, but mm_ is served (derived).
+    expect(r.core.after).toBe(manifest.core_total + 1);
+    expect(r.core.addedUncovered).toEqual(["lerp.Scalar"]);
+    expect(r.core.removedUncovered).toEqual([]);
+  });
+
+  it("reports a sibling that will now be derived", () => {
+    expect(r.derived.added).toEqual(["mm_"]);
+    expect(r.derived.removed).toEqual([]);
+  });
+
+  it("leaves untouched overloads unchanged and asks for action", () => {
+    expect(byOp(r, "mm").changes).toEqual([]);
+    expect(r.summary).toMatchObject({ unchanged: 1, signature: 1, schema: 2, removed: 2, dispatch: 1, tags: 1 });
+    expect(r.actionNeeded).toBe(true);
+    const md = upgradeToMarkdown(r);
+    expect(md).toContain("narrow_copy.cpp:");
+    expect(md).toContain("renamed to transpose.integer");
+  });
+
+  it("without a baseline, notes composite overloads instead of judging them", () => {
+    const nb = compareUpgrade({ manifest, yamlText: YAML, yamlFile: "backend.yaml", target: nextRelease() });
+    expect(nb.compositeInTarget).toEqual(["abs"]);
+    expect(byOp(nb, "abs").changes).toEqual([]);
+    expect(nb.core.addedUncovered).toBeNull();
+  });
+});
+
+describe("checkTargetVersion", () => {
+  it.each([
+    ["2.13.0", "2.14.0+cpu", null],
+    ["2.13.0", "2.13.0", null],
+    ["2.13.0", "2.12.1", /older than the project's pin 2\.13\.0/],
+    ["2.13.0", "2.14.0.dev20261201+cpu", /nightly/],
+    ["2.13.0", "2.14.0a0+git1234", /nightly/],
+  ])("pin %s, target %s", (pin, target, want) => {
+    if (want === null) expect(() => checkTargetVersion(pin, target)).not.toThrow();
+    else expect(() => checkTargetVersion(pin, target)).toThrow(want);
+  });
+});
