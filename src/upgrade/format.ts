@@ -32,9 +32,18 @@ function changeLines(c: Change): string[] {
   }
 }
 
+/** Changes in words; a runtime overload's registration is hand-written (Note [Runtime operators]), so say where to look. */
+function linesOf(o: OverloadReport): string[] {
+  const lines = o.changes.flatMap(changeLines);
+  if (o.servedBy === "runtime" && o.changes.some((c) => c.kind === "schema" || c.kind === "removed")) {
+    lines.push("  registered by the project's runtime (csrc/runtime): check its hand-written registration");
+  }
+  return lines;
+}
+
 function overloadBlock(o: OverloadReport): string[] {
   const at = o.loc ? ` (${formatLoc(o.loc)})` : "";
-  const [first, ...rest] = o.changes.flatMap(changeLines);
+  const [first, ...rest] = linesOf(o);
   return [`${o.op}${at}: ${first}`, ...rest.map((l) => `    ${l}`)];
 }
 
@@ -91,8 +100,7 @@ export function upgradeToMarkdown(r: UpgradeReport): string {
     for (const d of r.yamlErrors) out.push(`- backend.yaml: \`${formatDiagnostic(d)}\``);
     for (const o of changed) {
       out.push(`- **${o.op}**${o.loc ? ` (\`${formatLoc(o.loc)}\`)` : ""}`);
-      for (const l of o.changes.flatMap(changeLines))
-        out.push(`  - ${l.trim().replace(/^(old|new|breaks): (.*)$/, "$1: `$2`")}`);
+      for (const l of linesOf(o)) out.push(`  - ${l.trim().replace(/^(old|new|breaks): (.*)$/, "$1: `$2`")}`);
     }
     out.push("");
   }

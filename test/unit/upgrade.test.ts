@@ -238,6 +238,30 @@ describe("compareUpgrade on an edited catalog", () => {
   });
 });
 
+describe("a symint: entry whose overload loses its SymInt", () => {
+  it("reports the symint: line, and the _symint definition that no longer matches", () => {
+    const nc = installed.byName.get("narrow_copy")!;
+    const target = editCatalog(
+      installed,
+      "2.14.0",
+      new Map([["narrow_copy", withSchema(nc, "narrow_copy(Tensor self, int dim, int start, int length) -> Tensor")]]),
+    );
+    const r = compareUpgrade({ manifest, yamlText: YAML, yamlFile: "backend.yaml", target, kernelSources: sources });
+    expect(r.yamlErrors.map((d) => [d.loc?.line, d.message])).toEqual([
+      [15, expect.stringMatching(/^symint entry narrow_copy has no SymInt argument/)],
+    ]);
+    const [c] = byOp(r, "narrow_copy").changes;
+    expect(c).toMatchObject({ kind: "signature" });
+    if (c?.kind !== "signature") return;
+    expect(c.oldDeclaration).toMatch(/ narrow_copy_symint\(/);
+    expect(c.newDeclaration).toMatch(
+      / narrow_copy\(const at::Tensor & self, int64_t dim, int64_t start, int64_t length\)/,
+    );
+    expect(c.breaks.map((b) => path.basename(b.loc.file))).toEqual(["narrow_copy.cpp"]);
+    expect(r.actionNeeded).toBe(true);
+  });
+});
+
 describe("checkTargetVersion", () => {
   it.each([
     ["2.13.0", "2.14.0+cpu", null],
