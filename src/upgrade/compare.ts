@@ -86,7 +86,8 @@ export interface UpgradeReport {
    */
   readonly yamlErrors: readonly Diagnostic[];
   readonly core: {
-    readonly before: number;
+    /** The manifest's core_total (a manifest from an older gen has none: the baseline's count, else null). */
+    readonly before: number | null;
     readonly after: number;
     /** Core overloads new in the target that the backend does not serve (null: no baseline to tell). */
     readonly addedUncovered: readonly string[] | null;
@@ -152,8 +153,8 @@ export function checkTargetVersion(pin: string, target: string): void {
 
 /**
  * backend.yaml parsed against the target; entries the target rejects (an
- * overload it removed, a `symint:` entry that lost its SymInt) are dropped,
- * line by line, and returned as errors. Anything else that does not load is
+ * overload it removed, a `symint:` entry that lost its SymInt) are dropped
+ * (dropEntry) and returned as errors. Anything else that does not load is
  * thrown as is.
  */
 function loadAgainst(
@@ -169,16 +170,38 @@ function loadAgainst(
     } catch (e) {
       if (!(e instanceof UserError)) throw e;
       const errs = e.diagnostics.filter((d) => d.severity === "error");
-      const droppable = errs.filter((d) => d.loc && /^\s*-\s+\S+\s*(#.*)?$/.test(lines[d.loc.line - 1] ?? ""));
-      if (errs.length === 0 || droppable.length !== errs.length) throw e;
-      lines = [...lines];
-      for (const d of droppable) {
-        lines[d.loc!.line - 1] = "";
+      if (errs.length === 0 || !errs.every((d) => d.loc)) throw e;
+      const next = [...lines];
+      for (const d of [...errs].sort((a, b) => b.loc!.col - a.loc!.col)) {
+        const dropped = dropEntry(next[d.loc!.line - 1] ?? "", d.loc!.col);
+        if (dropped === null) throw e;
+        next[d.loc!.line - 1] = dropped;
         errors.push(d);
       }
+      lines = next;
     }
   }
   throw new UserError(`${file}: does not load against torch ${catalog.torchVersion}`);
+}
+
+/**
+ * `line` without the list entry that starts at `col` (1-based): a block entry
+ * (`  - name`) becomes an empty line; a flow entry (`[a, name, b]`) and its
+ * comma become spaces, so other entries keep their columns. Null: not a list
+ * entry we can drop.
+ */
+export function dropEntry(line: string, col: number): string | null {
+  if (/^\s*-\s+\S+\s*(#.*)?$/.test(line)) return "";
+  const i = col - 1;
+  const before = line.slice(0, i);
+  const end = line.slice(i).search(/[,\]]/);
+  const inFlow = before.includes("[") || before.trim() === "" || before.trimEnd().endsWith(",");
+  if (i < 0 || end <= 0 || !inFlow || line.slice(i, i + end).includes(":")) return null;
+  const j = i + end;
+  const blank = (a: number, b: number) => line.slice(0, a) + " ".repeat(b - a) + line.slice(b);
+  if (line[j] === ",") return blank(i, j + 1);
+  const comma = before.trimEnd().endsWith(",") ? before.trimEnd().length - 1 : -1;
+  return comma >= 0 ? blank(comma, j) : blank(i, j);
 }
 
 const mentions = (d: Diagnostic, name: string) => d.message.includes(`"${name}"`) || d.message.includes(` ${name} `);
@@ -329,12 +352,18 @@ export function compareUpgrade(inp: UpgradeInputs): UpgradeReport {
   let addedUncovered: string[] | null = null;
   let removedUncovered: string[] | null = null;
   if (baseline) {
-    const coreBefore = new Set(baseline.functions.filter((f) => f.tags.includes("core")).map((f) => f.name));
+    const baseCore = new Set(baseline.functions.filter((f) => f.tags.includes("core")).map((f) => f.name));
     const after = new Set(coreAfter);
-    addedUncovered = coreAfter.filter((n) => !coreBefore.has(n) && !served.has(n)).sort(cmp);
-    removedUncovered = [...coreBefore].filter((n) => !after.has(n) && !served.has(n)).sort(cmp);
+    addedUncovered = coreAfter.filter((n) => !baseCore.has(n) && !served.has(n)).sort(cmp);
+    removedUncovered = [...baseCore].filter((n) => !after.has(n) && !served.has(n)).sort(cmp);
   }
 
+  const coreBefore: number | null =
+    typeof manifest.core_total === "number"
+      ? manifest.core_total
+      : baseline
+        ? baseline.functions.filter((f) => f.tags.includes("core")).length
+        : null;
   const unattributed = yamlErrors.filter((d) => !attributed.has(d));
   const count = (k: Change["kind"]) => overloads.filter((o) => o.changes.some((c) => c.kind === k)).length;
   const summary = {
@@ -350,7 +379,7 @@ export function compareUpgrade(inp: UpgradeInputs): UpgradeReport {
     unattributed.length > 0 ||
     derived.added.length > 0 ||
     derived.removed.length > 0 ||
-    manifest.core_total !== coreAfter.length ||
+    (coreBefore !== null && coreBefore !== coreAfter.length) ||
     (addedUncovered?.length ?? 0) > 0 ||
     (removedUncovered?.length ?? 0) > 0;
   return {
@@ -359,7 +388,7 @@ export function compareUpgrade(inp: UpgradeInputs): UpgradeReport {
     baseline: baseline ? stripBuild(baseline.torchVersion) : null,
     overloads,
     yamlErrors: unattributed,
-    core: { before: manifest.core_total, after: coreAfter.length, addedUncovered, removedUncovered },
+    core: { before: coreBefore, after: coreAfter.length, addedUncovered, removedUncovered },
     derived,
     compositeInTarget: compositeInTarget.sort(cmp),
     summary,

@@ -58,7 +58,7 @@ function headline(r: UpgradeReport): string {
 function tailLines(r: UpgradeReport): string[] {
   const out: string[] = [];
   const c = r.core;
-  out.push(`core ATen: ${c.before} overloads in ${r.fromTorch}, ${c.after} in ${r.toTorch}`);
+  out.push(`core ATen: ${c.before ?? "?"} overloads in ${r.fromTorch}, ${c.after} in ${r.toTorch}`);
   if (c.addedUncovered === null) {
     out.push("  (no baseline torch: which core overloads were added or dropped is not known by name)");
   } else {

@@ -15,7 +15,7 @@ import type { Manifest } from "../../src/dest/manifest.js";
 import { groupFunctions, isGroup, loadCatalog, operatorNameString, parseSchema } from "../../src/model/catalog.js";
 import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog } from "../../src/model/types.js";
 import { discoverTorch } from "../../src/torch/discover.js";
-import { checkTargetVersion, compareUpgrade, type UpgradeReport } from "../../src/upgrade/compare.js";
+import { checkTargetVersion, compareUpgrade, dropEntry, type UpgradeReport } from "../../src/upgrade/compare.js";
 import { upgradeToMarkdown, upgradeToTerminal } from "../../src/upgrade/format.js";
 
 const YAML = `backend: PrivateUse1
@@ -259,6 +259,41 @@ describe("a symint: entry whose overload loses its SymInt", () => {
     );
     expect(c.breaks.map((b) => path.basename(b.loc.file))).toEqual(["narrow_copy.cpp"]);
     expect(r.actionNeeded).toBe(true);
+  });
+});
+
+describe("dropEntry", () => {
+  it.each([
+    ["  - unfold", 5, ""],
+    ["  - unfold  # a view", 5, ""],
+    ["supported: [abs, unfold, mm]", 18, "supported: [abs,         mm]"],
+    ["supported: [abs, unfold]", 18, "supported: [abs        ]"],
+    ["supported: [unfold]", 13, "supported: [      ]"],
+    ["  unfold, mm]", 3, "          mm]"],
+  ])("%j at column %i", (line, col, want) => {
+    expect(dropEntry(line, col)).toBe(want);
+  });
+  it("refuses what is not a list entry", () => {
+    expect(dropEntry("backend: Foo", 10)).toBeNull();
+  });
+});
+
+describe("a flow-style op list", () => {
+  it("drops a removed overload from it and plans the rest", () => {
+    const flow = YAML.replace(
+      /supported:\n( {2}- .*\n)+/,
+      (m) =>
+        `supported: [${m
+          .split("\n")
+          .slice(1, -1)
+          .map((l) => l.slice(4))
+          .join(", ")}]\n`,
+    );
+    expect(flow).toContain("supported: [add.Tensor, abs, narrow_copy, sum.dim_IntList, unfold,");
+    const r = compareUpgrade({ manifest, yamlText: flow, yamlFile: "backend.yaml", target: nextRelease() });
+    expect(byOp(r, "unfold").changes[0]).toMatchObject({ kind: "removed" });
+    expect(byOp(r, "unfold").loc?.line).toBe(5);
+    expect(byOp(r, "narrow_copy").changes[0]).toMatchObject({ kind: "signature" });
   });
 });
 
