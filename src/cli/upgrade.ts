@@ -2,6 +2,7 @@
  * `opgen-backend upgrade`: wiring only (the comparison is src/upgrade). Exit
  * 0: nothing to do; 1: action needed; 2: bad input (one line, nothing written).
  */
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
@@ -84,7 +85,8 @@ export function registerUpgradeCommand(program: Command): void {
 Exit status:
   0  the target torch changes nothing for this backend
   1  action needed (signatures, removed overloads, dispatch, tags, derived siblings, core ATen)
-  2  bad input: no manifest, a torch older than the project's pin, a nightly torch`,
+  2  bad input: no manifest (or one older than backend.yaml), a torch older than the
+     project's pin, a nightly torch`,
     )
     .action(async (dir: string, opts: UpgradeOpts) => {
       const [{ compareUpgrade, checkTargetVersion }, fmt, { sourceFiles }] = await Promise.all([
@@ -98,6 +100,13 @@ Exit status:
         if (!existsSync(yamlFile)) bad(`${yamlFile}: no backend.yaml; pass the project directory`);
         const generated = path.join(dir, "csrc", "generated");
         const manifest = readManifest(path.join(generated, "op_manifest.json"));
+        const yamlText = readFileSync(yamlFile, "utf8");
+        // Otherwise the report would mix edits to backend.yaml with what the new torch changes.
+        if (manifest.yaml_sha256 && createHash("sha256").update(yamlText).digest("hex") !== manifest.yaml_sha256) {
+          bad(
+            `${yamlFile} changed since op_manifest.json was generated; run \`opgen-backend gen\` with the current torch first`,
+          );
+        }
         const install = await discoverTorch(opts.python);
         checkTargetVersion(projectPin(dir, manifest), install.version);
         const [target, baseline] = await Promise.all([
@@ -109,7 +118,7 @@ Exit status:
         );
         report = compareUpgrade({
           manifest,
-          yamlText: readFileSync(yamlFile, "utf8"),
+          yamlText,
           yamlFile,
           target: target as OperatorCatalog,
           baseline,

@@ -64,6 +64,19 @@ describe("upgrade", () => {
     expect(existsSync(md)).toBe(false);
   }, 60_000);
 
+  it("refuses a manifest older than backend.yaml: exit 2", () => {
+    const yaml = path.join(project, "backend.yaml");
+    const text = readFileSync(yaml, "utf8");
+    try {
+      writeFileSync(yaml, `${text}# edited\n`);
+      const r = cli(["upgrade", project]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/backend\.yaml changed since op_manifest\.json was generated; run `opgen-backend gen`/);
+    } finally {
+      writeFileSync(yaml, text);
+    }
+  });
+
   it("refuses a torch older than the project's pin: exit 2", () => {
     const py = path.join(project, "pyproject.toml");
     const text = readFileSync(py, "utf8");
