@@ -263,8 +263,9 @@ function cppSignature(sig: ReturnType<typeof kernelSignature>): string {
   return `${normalizeParam(printCType(sig.returns))} ${sig.name}(${normalizedParams(sig).join(", ")})`;
 }
 
-function declOf(sig: ReturnType<typeof kernelSignature>): string {
-  return `${sig.decl()};`;
+/** As the generated header declares it (KernelDecl.declaration): `static` for a class member (Note [Kernel home]). */
+function declOf(sig: ReturnType<typeof kernelSignature>, config: BackendConfig): string {
+  return `${config.kernelHome.kind === "class" ? "static " : ""}${sig.decl()};`;
 }
 
 const LISTED = new Set(["kernel", "autograd", "runtime"]);
@@ -312,8 +313,8 @@ export function compareUpgrade(inp: UpgradeInputs): UpgradeReport {
           .map((d) => ({ loc: d.loc, definition: d.raw }));
         changes.push({
           kind: "signature",
-          oldDeclaration: declOf(before),
-          newDeclaration: declOf(k.sig),
+          oldDeclaration: declOf(before, config),
+          newDeclaration: k.declaration,
           oldSchema: m.schema,
           newSchema: f.funcText,
           breaks,

@@ -262,6 +262,38 @@ describe("a symint: entry whose overload loses its SymInt", () => {
   });
 });
 
+describe("kernels as class members (class_name)", () => {
+  it("names the member definition a SymInt change breaks", () => {
+    const yaml =
+      "backend: PrivateUse1\ncpp_namespace: at::upg\nclass_name: UpgNativeFunctions\nsupported:\n  - narrow_copy\nsymint:\n  - narrow_copy\n";
+    const config = parseBackendYaml(yaml, "backend.yaml", installed);
+    const m = generate(config, installed, { yamlText: yaml }).find((x) => x.path === "op_manifest.json")!;
+    const dir = mkdtempSync(path.join(tmpdir(), "opgen-upgrade-class-"));
+    try {
+      const files = kernelStubs(config, installed).map((st) => {
+        writeFileSync(path.join(dir, st.path), st.content);
+        return path.join(dir, st.path);
+      });
+      const r = compareUpgrade({
+        manifest: JSON.parse(m.content as string) as Manifest,
+        yamlText: yaml,
+        yamlFile: "backend.yaml",
+        target: nextRelease(),
+        kernelSources: files,
+      });
+      const [c] = byOp(r, "narrow_copy").changes;
+      expect(c?.kind).toBe("signature");
+      if (c?.kind !== "signature") return;
+      expect(c.oldDeclaration).toMatch(/^static /);
+      expect(c.breaks.map((b) => [path.basename(b.loc.file), b.definition.split("(")[0]])).toEqual([
+        ["narrow_copy.cpp", "UpgNativeFunctions::narrow_copy_symint"],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("dropEntry", () => {
   it.each([
     ["  - unfold", 5, ""],
