@@ -640,9 +640,26 @@ def _no_stats_training(s: Sample) -> Sample:
     return s
 
 
+def _eval_needs_stats(s: Sample) -> Sample:
+    # native_batch_norm(input, weight, bias, running_mean, running_var,
+    # training, ...) with training=False and a running stat missing: ATen's
+    # CPU kernel reads the undefined tensor (torch 2.13); train instead.
+    args, kw = list(s.args), dict(s.kwargs)
+    get = lambda i, k: args[i] if len(args) > i else kw.get(k)  # noqa: E731
+    if get(5, "training") is False and (get(3, "running_mean") is None or get(4, "running_var") is None):
+        if len(args) > 5:
+            args[5] = True
+        else:
+            kw["training"] = True
+        return replace(s, args=tuple(args), kwargs=kw)
+    return s
+
+
 _EAGER_CRASHES: dict[str, Callable[[Sample], Sample]] = {
     "_native_batch_norm_legit.no_stats": _no_stats_training,
     "_native_batch_norm_legit.no_stats_out": _no_stats_training,
+    "native_batch_norm": _eval_needs_stats,
+    "native_batch_norm.out": _eval_needs_stats,
 }
 
 

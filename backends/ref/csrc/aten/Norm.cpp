@@ -459,6 +459,18 @@ Tensors _native_batch_norm_legit_no_training(const at::Tensor& input, const std:
                     "_native_batch_norm_legit_no_training");
 }
 
+// What F.batch_norm itself reaches on this device (at::_batch_norm_impl_index
+// calls native_batch_norm for every backend without cuDNN or MIOpen); the
+// _legit overloads above are its core-ATen decomposition.
+Tensors native_batch_norm(const at::Tensor& input, const std::optional<at::Tensor>& weight,
+                          const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& running_mean,
+                          const std::optional<at::Tensor>& running_var, bool training, double momentum, double eps) {
+  TORCH_CHECK(training || (value(running_mean).defined() && value(running_var).defined()),
+              "running_mean and running_var must be defined in evaluation mode");
+  return batch_norm(input, value(weight), value(bias), value(running_mean), value(running_var), training, momentum,
+                    eps, "native_batch_norm");
+}
+
 Tensors native_batch_norm_backward(const at::Tensor& grad_out, const at::Tensor& input,
                                    const std::optional<at::Tensor>& weight_opt,
                                    const std::optional<at::Tensor>& running_mean_opt,
