@@ -560,6 +560,48 @@ refkStatus refkForeach(const refkContext* ctx, refkForeachOp op, int32_t n, cons
                        const refkTensor* self, const refkTensor* a, const refkTensor* b, const refkScalar* scalars,
                        int32_t nscalars);
 
+// ---- recurrent cells
+//
+// The fused cells nn.LSTM, nn.GRU, LSTMCell and GRUCell run on a device
+// (ATen's _thnn_fused_lstm_cell and _thnn_fused_gru_cell, whose semantics
+// are CUDA's kernels). The glue has already multiplied the input and the
+// hidden state by the weights: input_gates and hidden_gates are (B, G * H),
+// gate k of row b at columns [k * H, (k + 1) * H), and the biases (G * H;
+// data NULL when absent, then both are) are added here. Every (b, j)
+// is independent: the gates are summed, squashed and combined in opmath
+// (float for float16/bfloat16), each result rounded once to the dtype, with
+// sigmoid(x) = 1 / (1 + exp(-x)). All operands are 2-d (biases 1-d) of one
+// floating dtype, any strides.
+
+// LSTM (gates i, f, g, o; G = 4): i, f, o = sigmoid(sum), g = tanh(sum),
+// cy = f * cx + i * g, hy = o * tanh(cy); workspace (B, 4H) keeps i, f, g, o
+// at the gates' columns for the backward. hy, cy, cx: (B, H).
+refkStatus refkLstmCell(const refkContext* ctx, const refkTensor* hy, const refkTensor* cy, const refkTensor* workspace,
+                        const refkTensor* input_gates, const refkTensor* hidden_gates, const refkTensor* cx,
+                        const refkTensor* input_bias, const refkTensor* hidden_bias);
+// Its gradient from grad_hy and grad_cy (either may have data NULL: zero)
+// and the forward's cx, cy, workspace: with t = tanh(cy) and
+// gc = grad_hy * o * (1 - t^2) + grad_cy, grad_gates (B, 4H) = [gc * g * i
+// (1 - i), gc * cx * f (1 - f), gc * i * (1 - g^2), grad_hy * t * o (1 - o)]
+// and grad_cx = gc * f. (The bias gradients are grad_gates summed over B.)
+refkStatus refkLstmCellBackward(const refkContext* ctx, const refkTensor* grad_gates, const refkTensor* grad_cx,
+                                const refkTensor* grad_hy, const refkTensor* grad_cy, const refkTensor* cx,
+                                const refkTensor* cy, const refkTensor* workspace);
+
+// GRU (gates r, z, n; G = 3): r, z = sigmoid(input + hidden + biases),
+// n = tanh(in_n + b_in + r * (hn + b_hn)), hy = n + z * (hx - n); workspace
+// (B, 5H) keeps r, z, n, hx, hn + b_hn. hy, hx: (B, H).
+refkStatus refkGruCell(const refkContext* ctx, const refkTensor* hy, const refkTensor* workspace,
+                       const refkTensor* input_gates, const refkTensor* hidden_gates, const refkTensor* hx,
+                       const refkTensor* input_bias, const refkTensor* hidden_bias);
+// Its gradient from grad_hy (B, H) and the forward's workspace: with
+// gn = grad_hy * (1 - z) * (1 - n^2) and gr = gn * (hn + b_hn) * r (1 - r),
+// gz = grad_hy * (hx - n) * z (1 - z): grad_input_gates = [gr, gz, gn],
+// grad_hidden_gates = [gr, gz, gn * r] (B, 3H), grad_hx = grad_hy * z.
+refkStatus refkGruCellBackward(const refkContext* ctx, const refkTensor* grad_input_gates,
+                               const refkTensor* grad_hidden_gates, const refkTensor* grad_hx,
+                               const refkTensor* grad_hy, const refkTensor* workspace);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

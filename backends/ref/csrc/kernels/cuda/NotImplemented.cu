@@ -155,4 +155,21 @@ refkStatus refkForeach(const refkContext*, refkForeachOp, int32_t, const refkTen
   return not_implemented("refkForeach");
 }
 
+refkStatus refkLstmCell(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
+                        const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*) {
+  return not_implemented("refkLstmCell");
+}
+refkStatus refkLstmCellBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
+                                const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*) {
+  return not_implemented("refkLstmCellBackward");
+}
+refkStatus refkGruCell(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
+                       const refkTensor*, const refkTensor*, const refkTensor*) {
+  return not_implemented("refkGruCell");
+}
+refkStatus refkGruCellBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
+                               const refkTensor*, const refkTensor*) {
+  return not_implemented("refkGruCellBackward");
+}
+
 }  // extern "C"
