@@ -131,9 +131,18 @@ def _copy_from_and_resize(self: torch.Tensor, dst: torch.Tensor) -> torch.Tensor
 # RNN.cu), computed in float for the half types and rounded once, with
 # CUDA's workspace layout (LSTM: i, f, g, o; GRU: r, z, n, hx, hn + b_hn) and
 # checks (2-d gates of equal shape, 1-d biases of a gate row's length, the
-# state batch x H). Their autograd is derivatives.yaml's: LSTM's workspace is
-# not differentiable, and GRU's workspace is but its gradient is dropped, so
-# the GRU reference returns it as a leaf of its own.
+# state batch x H). Their autograd is derivatives.yaml's: the workspaces are
+# not differentiable (LSTM's by output_differentiability; GRU's formula uses
+# `grad`, its first output's gradient, only), and the backward ops not at all.
+def _contiguous_results(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """fn with contiguous results, as CUDA allocates them (LEGACY_CONTIGUOUS)."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return tuple(r.contiguous() if isinstance(r, torch.Tensor) else r for r in fn(*args, **kwargs))
+
+    return run
+
+
 def _opmath(t: torch.Tensor | None) -> torch.Tensor | None:
     return t.float() if t is not None and t.dtype in (torch.float16, torch.bfloat16) else t
 
@@ -171,6 +180,7 @@ def _thnn_fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden
     return hy.to(dt), cy.to(dt), torch.cat([i, f, g, o], 1).to(dt).detach()
 
 
+@torch.no_grad()  # not differentiable (no derivatives.yaml entry)
 def _thnn_fused_lstm_cell_backward_impl(grad_hy, grad_cy, cx, cy, workspace, has_bias):
     if grad_hy is None and grad_cy is None:
         return None, None, None
@@ -208,9 +218,10 @@ def _thnn_fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_
     n = (in_ + r * hn).tanh()
     hy = n + z * (_opmath(hx) - n)
     workspace = torch.cat([r.to(dt), z.to(dt), n.to(dt), hx, hn.to(dt)], 1)
-    return hy.to(dt), workspace.detach().requires_grad_(workspace.requires_grad)
+    return hy.to(dt), workspace.detach()
 
 
+@torch.no_grad()  # not differentiable (no derivatives.yaml entry)
 def _thnn_fused_gru_cell_backward(grad_hy, workspace, has_bias):
     dt = grad_hy.dtype
     if grad_hy.dim() != 2 or workspace.shape != (grad_hy.size(0), grad_hy.size(1) * 5):
@@ -247,13 +258,13 @@ def _into_outs(fn: Callable[..., Any]) -> Callable[..., Any]:
 CPU_REFERENCES: dict[str, Callable[..., Any]] = {
     "_copy_from": _copy_from,
     "_copy_from_and_resize": _copy_from_and_resize,
-    "_thnn_fused_lstm_cell": _thnn_fused_lstm_cell,
+    "_thnn_fused_lstm_cell": _contiguous_results(_thnn_fused_lstm_cell),
     "_thnn_fused_lstm_cell.out": _into_outs(_thnn_fused_lstm_cell),
-    "_thnn_fused_lstm_cell_backward_impl": _thnn_fused_lstm_cell_backward_impl,
+    "_thnn_fused_lstm_cell_backward_impl": _contiguous_results(_thnn_fused_lstm_cell_backward_impl),
     "_thnn_fused_lstm_cell_backward_impl.out": _into_outs(_thnn_fused_lstm_cell_backward_impl),
-    "_thnn_fused_gru_cell": _thnn_fused_gru_cell,
+    "_thnn_fused_gru_cell": _contiguous_results(_thnn_fused_gru_cell),
     "_thnn_fused_gru_cell.out": _into_outs(_thnn_fused_gru_cell),
-    "_thnn_fused_gru_cell_backward": _thnn_fused_gru_cell_backward,
+    "_thnn_fused_gru_cell_backward": _contiguous_results(_thnn_fused_gru_cell_backward),
     "_thnn_fused_gru_cell_backward.out": _into_outs(_thnn_fused_gru_cell_backward),
 }
 

@@ -385,6 +385,37 @@ class _Unsupported(Exception):
     pass
 
 
+# Note [Samples of the fused cells]: the recurrent cells' arguments relate
+# (gates B x G*H, the state B x H, biases G*H, a workspace B x 4H or 5H), so
+# the schema's uniform shapes only reach their argument checks, and no OpInfo
+# reaches them on CPU (eager CPU has no kernel: the reference is
+# checks.py's). Their samples are made here: B = 3, H = 4, with and without
+# biases, non-contiguous, and an empty batch.
+def _cell_samples(base: str, dtype: torch.dtype) -> list[tuple[tuple, str]] | None:
+    gates = {"_thnn_fused_lstm_cell": 4, "_thnn_fused_lstm_cell_backward_impl": 4, "_thnn_fused_gru_cell": 3,
+             "_thnn_fused_gru_cell_backward": 3}.get(base)
+    if gates is None:
+        return None
+    found: list[tuple[tuple, str]] = []
+    for variant, b, nc, bias in (("cell", 3, False, True), ("cell-nobias", 3, False, False),
+                                 ("cell-noncontig", 3, True, True), ("cell-empty", 0, False, True)):
+        h = 4
+        if base == "_thnn_fused_lstm_cell_backward_impl":
+            state = [_make((b, h), dtype, noncontig=nc) for _ in range(4)]  # grad_hy, grad_cy, cx, cy
+            ws = _make((b, 4 * h), dtype, noncontig=nc)
+            found.append(((state[0], state[1], state[2], state[3], ws, bias), variant))
+            if variant == "cell":
+                found.append(((state[0], None, state[2], state[3], ws, bias), "cell-no-grad-cy"))
+                found.append(((None, state[1], state[2], state[3], ws, bias), "cell-no-grad-hy"))
+        elif base == "_thnn_fused_gru_cell_backward":
+            found.append(((_make((b, h), dtype, noncontig=nc), _make((b, 5 * h), dtype, noncontig=nc), bias), variant))
+        else:
+            ig, hg = _make((b, gates * h), dtype, noncontig=nc), _make((b, gates * h), dtype, noncontig=nc)
+            biases = (_make((gates * h,), dtype), _make((gates * h,), dtype)) if bias else (None, None)
+            found.append(((ig, hg, _make((b, h), dtype, noncontig=nc)) + biases, variant))
+    return found
+
+
 def synthesize(name: str, dtype: torch.dtype) -> list[Sample]:
     """Samples from the schema alone: required args filled, defaults left alone."""
     try:
@@ -392,6 +423,11 @@ def synthesize(name: str, dtype: torch.dtype) -> list[Sample]:
     except Exception:
         return []
     outs = out_arg_names(schema)
+    cells = _cell_samples(name.partition(".")[0], dtype) if dtype.is_floating_point else None
+    if cells is not None:
+        return [
+            Sample(args, {}, f"schema:{v}", out_names=outs, out_dtypes=tuple(dtype for _ in outs)) for args, v in cells
+        ]
     # Note [Factories name their device]: an operator without tensor
     # arguments (full, arange, rand) reaches a device only through its
     # `device` argument, so its samples pass CPU's, which the device run
