@@ -23,6 +23,7 @@ export const FAMILIES = [
   "linalg",
   "factory",
   "view",
+  "recurrent",
   "other",
 ] as const;
 export type Family = (typeof FAMILIES)[number];
@@ -38,6 +39,7 @@ export const FAMILY_TITLES: Readonly<Record<Family, string>> = {
   linalg: "Linear algebra",
   factory: "Factories and random numbers",
   view: "Views, copies and shape",
+  recurrent: "Recurrent cells",
   other: "Other",
 };
 
@@ -108,6 +110,11 @@ const TABLE: Readonly<Record<Family, string>> = {
     copy to_copy copy_from copy_from_and_resize contiguous detach lift_fresh local_scalar_dense cat
     stack hstack vstack flip roll rot90 repeat repeat_interleave tile set resize resize_as view_as_real
     view_as_complex sym_size sym_stride sym_numel sym_storage_offset sym_is_contiguous conj real imag
+    has_compatible_shallow_copy_type
+  `,
+  recurrent: `
+    thnn_fused_lstm_cell thnn_fused_lstm_cell_backward_impl thnn_fused_lstm_cell_backward thnn_fused_gru_cell
+    thnn_fused_gru_cell_backward lstm gru rnn_tanh rnn_relu lstm_cell gru_cell rnn_tanh_cell rnn_relu_cell
   `,
   other: `
   `,
