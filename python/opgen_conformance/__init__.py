@@ -49,7 +49,7 @@ KNOWN_DTYPES = (
 )
 
 # Bump when the OpInfo index's format or content rules change (samples.py).
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 
 
 def index_file(cache_dir: str, torch_version: str) -> str:

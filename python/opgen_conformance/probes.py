@@ -225,12 +225,20 @@ def _invalid(
         if s is not None and not _cpu_run(op, s)[0]:
             found.append(Sample(s.args, s.kwargs, s.source, s.out_names, s.out_dtypes, "invalid_inputs", {"base": base}))
             break
-    for how, args, kwargs in _broken(op, base):
+    for how, args, kwargs in () if target.partition(".")[0] in _CRASHES_WHEN_BROKEN else _broken(op, base):
         s = _probe(base, "invalid_inputs", f"~{how}", args, kwargs)
         if not _cpu_run(op, s)[0]:
             found.append(s)
             break
     return found
+
+
+# Overloads whose eager CPU kernel crashes the process (a segfault, not an
+# error) on a broken shape, so _broken's variants cannot be asked of it:
+# their invalid_inputs come from OpInfo error inputs only.
+_CRASHES_WHEN_BROKEN: dict[str, str] = {
+    "_adaptive_avg_pool3d_backward": "reads grad_output with the input's sizes without checking them (torch 2.13)",
+}
 
 
 def _broken(op: torch._ops.OpOverload, base: Sample) -> Iterator[tuple[str, tuple, dict]]:

@@ -190,13 +190,37 @@ def opinfo_db() -> dict[str, Any]:
     return _OPDB
 
 
-def _run_opinfo_sample(op: Any, s: Any) -> None:
+def _run_opinfo_sample(op: Any, s: Any, backward: bool = False) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            op.op(s.input, *s.args, **s.kwargs)
+            out = op.op(s.input, *s.args, **s.kwargs)
+            if backward:
+                outs = [o for o in tree_flatten(out)[0] if isinstance(o, torch.Tensor) and o.requires_grad]
+                if outs:
+                    torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
         except Exception:
             pass
+
+
+# Note [Deep reach]: the index traces each OpInfo's first few samples, which
+# reach most overloads; some are reached only by later samples (the 2-d and
+# 3-d inputs of nn.functional.pad come after its 1-d ones) or only by a
+# backward pass (convolution_backward, the pooling and norm backward ops: the
+# kernels autograd calls). A second pass over more samples, forward then
+# backward on inputs that require grad, finds those, and records them apart
+# ("deep"), so the overloads the first pass reaches keep exactly their
+# samples, and only the others are traced deep (more samples per OpInfo, and
+# a backward pass for a backward overload).
+DEEP_PER_OPINFO = 32
+
+
+def _grad_inputs(op: Any, dtype: torch.dtype) -> Iterator[Any]:
+    return op.sample_inputs("cpu", dtype, requires_grad=True)
+
+
+def _is_backward(name: str) -> bool:
+    return "backward" in name.partition(".")[0]
 
 
 def build_index(per_opinfo: int = 6) -> dict:
@@ -226,11 +250,30 @@ def build_index(per_opinfo: int = 6) -> dict:
                     reach.setdefault(n, set()).add(key)
         except Exception:
             continue
+    deep: dict[str, set[str]] = {}
+    for key, names in sorted(opinfos.items()):
+        op = opinfo_db()[key]
+        dt = torch.float32 if "float32" in names else DTYPES[names[0]]
+        grad = dt.is_floating_point and getattr(op, "supports_autograd", False)
+        for inputs, backward in ((opinfo_inputs, False), (_grad_inputs, True)) if grad else ((opinfo_inputs, False),):
+            try:
+                torch.manual_seed(derive_seed("index-deep", key, backward))
+                for i, s in enumerate(inputs(op, dt)):
+                    if i >= DEEP_PER_OPINFO:
+                        break
+                    cap = _Capture(None)
+                    with cap:
+                        _run_opinfo_sample(op, s, backward)
+                    for n in cap.seen - reach.keys():
+                        deep.setdefault(n, set()).add(key)
+            except Exception:
+                continue
     return {
         "version": INDEX_VERSION,
         "torch": torch.__version__,
         "opinfos": opinfos,
         "reach": {k: sorted(v) for k, v in sorted(reach.items())},
+        "deep": {k: sorted(v) for k, v in sorted(deep.items())},
     }
 
 
@@ -490,7 +533,15 @@ def trace_calls(
     samples, unless told otherwise), as (source, args, kwargs); `what` names
     the source and seeds the generators."""
     dname = DTYPE_NAMES.get(dtype, str(dtype))
-    keys = _rank_opinfos(wanted, index.get("reach", {}).get(wanted, []), own)
+    reached = index.get("reach", {}).get(wanted)
+    backward = False
+    if reached is None:  # Note [Deep reach]
+        reached = index.get("deep", {}).get(wanted, [])
+        per_opinfo = max(per_opinfo, DEEP_PER_OPINFO)
+        backward = _is_backward(wanted) and dtype.is_floating_point and inputs is opinfo_inputs
+        if backward:
+            inputs = _grad_inputs
+    keys = _rank_opinfos(wanted, reached, own)
     per_key = max(2, limit // 2)
     db = None
     for key in keys:
@@ -508,7 +559,7 @@ def trace_calls(
                     break
                 cap = _Capture({wanted}, limit=4)
                 with cap:
-                    _run_opinfo_sample(op, s)
+                    _run_opinfo_sample(op, s, backward)
                 taken = 0
                 for n, a, k in cap.calls:
                     if not _has_dtype((a, k), dtype):

@@ -255,6 +255,7 @@ const EQUAL_OUT_DTYPE: ReadonlyMap<string, OutDtype> = new Map<string, OutDtype>
   ["log_softmax.int_out", "equal"],
   ["logcumsumexp.out", "equal"],
   ["max_pool3d_with_indices.out", "equal"],
+  ["reflection_pad2d.out", "equal"],
   ["median.dim_values", "equal"],
   ["mode.values", "equal"],
   ["nan_to_num.out", "equal"],

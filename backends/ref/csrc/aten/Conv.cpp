@@ -378,6 +378,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     at::IntArrayRef output_padding, int64_t groups, std::array<bool, 3> output_mask) {
   const Params p = make_params(weight, stride, padding, dilation, transposed, output_padding, groups);
   check_shapes(input, weight, at::Tensor(), p);
+  // grad_output has the forward's output shape (eager checks it too:
+  // "Expected a tensor of dimension 4 and tensor.size[1] == 4 but got ...").
+  std::vector<int64_t> want{input.size(0), p.transposed ? weight.size(1) * groups : weight.size(0)};
+  for (int64_t s : output_sizes(input, weight, p)) want.push_back(s);
+  TORCH_CHECK(grad_output.sizes() == c10::IntArrayRef(want), "convolution_backward: expected grad_output of shape ",
+              c10::IntArrayRef(want), " (the convolution's output), but got ", grad_output.sizes());
   const c10::Device device = common_device({&grad_output, &input, &weight}, "convolution_backward");
   const c10::DeviceGuard guard(device);
   const c10::ScalarType dtype = input.scalar_type();

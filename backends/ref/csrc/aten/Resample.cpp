@@ -99,6 +99,12 @@ at::Tensor pad_backward(const at::Tensor& grad_output, const at::Tensor& self, a
               ", but got: ", padding.size());
   TORCH_CHECK(grad_output.dim() == self.dim(), op, ": expected grad_output of ", self.dim(), " dimensions, got ",
               grad_output.dim());
+  if (mode == refkPadReplicate) {  // eager's replication backward checks the unpadded dims too
+    for (int64_t d = 0; d < self.dim() - dims; ++d) {
+      TORCH_CHECK(grad_output.size(d) == self.size(d), "gradOutput ", d + 1 == self.dim() - dims ? "channel" : "batch",
+                  " unexpected. Expected: ", self.size(d), ", Got: ", grad_output.size(d));
+    }
+  }
   static const char* const names[3] = {"width", "height", "depth"};
   int64_t before[3] = {0, 0, 0};
   for (int i = 0; i < dims; ++i) {
