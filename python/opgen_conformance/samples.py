@@ -459,6 +459,43 @@ def _cell_samples(base: str, dtype: torch.dtype) -> list[tuple[tuple, str]] | No
     return found
 
 
+# Note [Hand-made samples]: overloads that no OpInfo sample reaches, even
+# deep (Note [Deep reach]), and whose schema alone makes only invalid calls
+# (a col2im input's second dim must be C * prod(kernel_size), an
+# embedding_bag's offsets must index its indices, a ScalarList must be as
+# long as the tensor list), get valid calls made by hand, like the fused
+# cells' above; floating dtypes only, where eager CPU takes them.
+def _col2im(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    # (N, C * kh * kw, L), L the number of blocks: (4-2+1) * (5-2+1) = 12; (5+2-3)//2+1 = 3 per dim
+    return [
+        ((_make((2, 3 * 2 * 2, 12), dt), [4, 5], [2, 2], [1, 1], [0, 0], [1, 1]), "col2im"),
+        ((_make((3 * 2 * 2, 12), dt, noncontig=True), [4, 5], [2, 2], [1, 1], [0, 0], [1, 1]), "col2im-unbatched"),
+        ((_make((1, 2 * 3 * 3, 9), dt), [5, 5], [3, 3], [1, 1], [1, 1], [2, 2]), "col2im-stride-padding"),
+    ]
+
+
+def _embedding_bag(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    w, idx, off = _make((10, 3), dt), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 3, 3, 6])
+    found = [((w, idx, off, False, mode), f"bag-mode{mode}") for mode in (0, 1, 2)]  # sum, mean, max; an empty bag
+    found.append(((w, idx, off, False, 0, False, _make((8,), dt)), "bag-per-sample-weights"))
+    found.append(((w, idx, torch.tensor([0, 3, 6, 8]), False, 1, False, None, True), "bag-include-last-offset"))
+    return found
+
+
+def _foreach_lists(dt: torch.dtype, n: int) -> list[list[torch.Tensor]]:
+    return [[_make((3,), dt), _make((2, 2), dt, noncontig=True)] for _ in range(n)]
+
+
+_HANDMADE: dict[str, Callable[[torch.dtype], list[tuple[tuple, str]]]] = {
+    "col2im": _col2im,
+    "_embedding_bag": _embedding_bag,
+    "_foreach_div_.ScalarList": lambda dt: [((_foreach_lists(dt, 1)[0], [2.0, -0.5]), "foreach")],
+    "_foreach_addcdiv_.ScalarList": lambda dt: [
+        ((*_foreach_lists(dt, 2), [t.abs() + 1 for t in _foreach_lists(dt, 1)[0]], [0.5, -1.0]), "foreach")
+    ],
+}
+
+
 def synthesize(name: str, dtype: torch.dtype) -> list[Sample]:
     """Samples from the schema alone: required args filled, defaults left alone."""
     try:
@@ -466,6 +503,9 @@ def synthesize(name: str, dtype: torch.dtype) -> list[Sample]:
     except Exception:
         return []
     outs = out_arg_names(schema)
+    made = _HANDMADE.get(name) or _HANDMADE.get(name.partition(".")[0])
+    if made is not None and dtype.is_floating_point:
+        return [Sample(args, {}, f"schema:{v}", out_names=outs, out_dtypes=tuple(dtype for _ in outs)) for args, v in made(dtype)]
     cells = _cell_samples(name.partition(".")[0], dtype) if dtype.is_floating_point else None
     if cells is not None:
         return [

@@ -273,8 +273,23 @@ at::Tensor col2im(const at::Tensor& self, at::IntArrayRef output_size, at::IntAr
   if (out.numel() != 0) {
     const refkTensor dout = describe(out, "col2im"), din = describe(in, "col2im");
     const refkContext ctx = context();
-    check(refkCol2im(&ctx, &dout, &din, kernel_size.data(), dilation.data(), padding.data(), stride.data()),
-          "col2im");
+    if (self.scalar_type() == c10::kBool) {
+      check(refkCol2im(&ctx, &dout, &din, kernel_size.data(), dilation.data(), padding.data(), stride.data()),
+            "col2im");
+    } else {
+      // The convolutions' col2im: it adds in the dtype in kernel-offset
+      // order, as eager's col2im does, so half types round as eager's.
+      refkConvGeometry g{};
+      g.spatial = 2;
+      for (int d = 0; d < 2; ++d) {
+        g.kernel[d] = kernel_size[d];
+        g.stride[d] = stride[d];
+        g.padding[d] = padding[d];
+        g.dilation[d] = dilation[d];
+        g.grid[d] = (output_size[d] + 2 * padding[d] - dilation[d] * (kernel_size[d] - 1) - 1) / stride[d] + 1;
+      }
+      check(refkConvCol2im(&ctx, &dout, &din, &g), "col2im");
+    }
   }
   return batched ? out : out.squeeze(0);
 }
