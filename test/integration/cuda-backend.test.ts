@@ -156,6 +156,10 @@ describe("init --device cuda", () => {
     const cpu = [...renderScaffold("cpu", scaffoldVars("mychip", "cpu", TORCH)).keys()];
     expect(cpu.filter((n) => /^csrc\/(driver|kernels)\/cuda\//.test(n))).toEqual([]);
     expect(cpu).toContain("csrc/kernels/cpu/Unary.cpp");
+    // Note [One definition per semantics]: both kinds get kernels/common/.
+    const common = (ns: string[]) => ns.filter((n) => n.startsWith("csrc/kernels/common/")).sort();
+    expect(common(names)).toContain("csrc/kernels/common/Dtypes.h");
+    expect(common(cpu)).toEqual(common(names));
   });
 
   it("registers what the CUDA library covers: --kernels all is cuda-ops.txt, starter its share of it", () => {

@@ -1,5 +1,5 @@
-// What every CPU kernel of the reference library shares: storage types for
-// the half-precision dtypes, dtype dispatch, the per-thread error text, the
+// What every CPU kernel of the reference library shares beyond
+// common/Dtypes.h (dtypes, conversions, dispatch): the per-thread error text, the
 // host thread pool, device-memory access windows, and the loop planner that
 // turns N strided operands into coalesced rows (TensorIterator's job in
 // ATen, reduced to what a kernel library needs).
@@ -8,6 +8,7 @@
 #pragma once
 
 #include "kernels/RefKernels.h"
+#include "kernels/common/Dtypes.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,137 +22,9 @@
 
 namespace refk {
 
-// ---- half-precision storage types ----------------------------------------
-
-inline float bits_to_float(uint32_t w) {
-  float f;
-  std::memcpy(&f, &w, 4);
-  return f;
-}
-inline uint32_t float_to_bits(float f) {
-  uint32_t w;
-  std::memcpy(&w, &f, 4);
-  return w;
-}
-
-// IEEE binary16. Conversions are exact (to float) and round to nearest even
-// (from float), in branch-light integer/float arithmetic the compiler can
-// vectorize.
-struct Half {
-  uint16_t x;
-  static float to_float(uint16_t h) {
-    const uint32_t w = static_cast<uint32_t>(h) << 16;
-    const uint32_t sign = w & 0x80000000u;
-    const uint32_t two_w = w + w;
-    const float normalized = bits_to_float((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
-    const float denormalized = bits_to_float((two_w >> 17) | (126u << 23)) - 0.5f;
-    const uint32_t magnitude = two_w < (1u << 27) ? float_to_bits(denormalized) : float_to_bits(normalized);
-    return bits_to_float(sign | magnitude);
-  }
-  static uint16_t from_float(float f) {
-    float base = (std::fabs(f) * 0x1.0p+112f) * 0x1.0p-110f;
-    const uint32_t w = float_to_bits(f);
-    const uint32_t shl1_w = w + w;
-    const uint32_t sign = w & 0x80000000u;
-    uint32_t bias = shl1_w & 0xFF000000u;
-    if (bias < 0x71000000u) bias = 0x71000000u;
-    base = bits_to_float((bias >> 1) + 0x07800000u) + base;
-    const uint32_t bits = float_to_bits(base);
-    const uint32_t nonsign = ((bits >> 13) & 0x00007C00u) + (bits & 0x00000FFFu);
-    return static_cast<uint16_t>((sign >> 16) | (shl1_w > 0xFF000000u ? 0x7E00u : nonsign));
-  }
-};
-
-// bfloat16: the top half of a float, rounded to nearest even; NaN stays NaN.
-struct BFloat16 {
-  uint16_t x;
-  static float to_float(uint16_t b) { return bits_to_float(static_cast<uint32_t>(b) << 16); }
-  static uint16_t from_float(float f) {
-    if (std::isnan(f)) return 0x7FC0;
-    const uint32_t w = float_to_bits(f);
-    return static_cast<uint16_t>((w + 0x7FFFu + ((w >> 16) & 1u)) >> 16);
-  }
-};
-
-template <class T>
-constexpr bool is_half_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-template <class T>
-constexpr bool is_floating_v = std::is_floating_point_v<T> || is_half_v<T>;
-template <class T>
-constexpr bool is_integral_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-
-// The type arithmetic happens in: float for the half types (as ATen's opmath).
-template <class T>
-using opmath_t = std::conditional_t<is_half_v<T>, float, T>;
-
-template <class T>
-inline opmath_t<T> load(T v) {
-  if constexpr (is_half_v<T>) {
-    return T::to_float(v.x);
-  } else {
-    return v;
-  }
-}
-
-template <class T, class C>
-inline T store(C v) {
-  if constexpr (is_half_v<T>) {
-    return T{T::from_float(static_cast<float>(v))};
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return v != C(0);
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
-// Accumulation type of reductions: double for floating types, int64 for
-// integral ones (ATen accumulates float in float; double only makes our
-// results closer to the exact value).
-template <class T>
-using acc_t = std::conditional_t<is_floating_v<T>, double, int64_t>;
-
-// ---- dtype dispatch --------------------------------------------------------
-
-template <class T>
-struct Tag {
-  using type = T;
-};
-
-inline int64_t itemsize(refkDtype d) {
-  switch (d) {
-    case refkBool:
-    case refkUInt8:
-    case refkInt8: return 1;
-    case refkInt16:
-    case refkFloat16:
-    case refkBFloat16: return 2;
-    case refkInt32:
-    case refkFloat32: return 4;
-    case refkInt64:
-    case refkFloat64: return 8;
-  }
-  return 0;
-}
+// Storage types, conversions, cast rules, itemsize and dispatch: common/Dtypes.h.
 
 const char* dtype_name(refkDtype d);
-
-// Calls f(Tag<T>{}) with the storage type of `d`.
-template <class F>
-decltype(auto) dispatch(refkDtype d, F&& f) {
-  switch (d) {
-    case refkBool: return f(Tag<bool>{});
-    case refkUInt8: return f(Tag<uint8_t>{});
-    case refkInt8: return f(Tag<int8_t>{});
-    case refkInt16: return f(Tag<int16_t>{});
-    case refkInt32: return f(Tag<int32_t>{});
-    case refkInt64: return f(Tag<int64_t>{});
-    case refkFloat16: return f(Tag<Half>{});
-    case refkBFloat16: return f(Tag<BFloat16>{});
-    case refkFloat32: return f(Tag<float>{});
-    case refkFloat64: return f(Tag<double>{});
-  }
-  return f(Tag<bool>{});
-}
 
 // ---- errors ----------------------------------------------------------------
 

@@ -51,14 +51,7 @@ refkStatus refkFill(const refkContext* ctx, const refkTensor* dst, refkScalar va
     const Loop<1> loop(ops);
     return dispatch(dst->dtype, [&](auto tag) -> refkStatus {
       using T = typename decltype(tag)::type;
-      T v;
-      if constexpr (is_floating_v<T>) {
-        v = store<T>(value.f);
-      } else if constexpr (std::is_same_v<T, bool>) {
-        v = value.i != 0 || value.f != 0;
-      } else {
-        v = static_cast<T>(value.i);
-      }
+      const T v = from_scalar<T>(value);
       loop.run(ctx->num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
         if (s[0] == static_cast<int64_t>(sizeof(T))) {
           T* o = reinterpret_cast<T*>(p[0]);

@@ -1,19 +1,17 @@
-// What every CUDA kernel of the reference library shares: dtype dispatch
-// over device storage types (__half, __nv_bfloat16), opmath loads and
-// stores (float for the half types, as ATen's), the per-thread error text,
-// and the one elementwise launcher every pointwise op runs on: an offset
-// calculator over the descriptors' coalesced dims with a contiguous fast
-// path (TensorIterator + gpu_kernel in ATen, reduced to what a kernel
-// library needs).
+// What every CUDA kernel of the reference library shares beyond
+// common/Dtypes.h (storage types, opmath loads and stores, dispatch): the
+// per-thread error text and the one elementwise launcher every pointwise op
+// runs on, an offset calculator over the descriptors' coalesced dims with a
+// contiguous fast path (TensorIterator + gpu_kernel in ATen, reduced to what
+// a kernel library needs).
 //
 // Torch-free by design (Note [Descriptor conventions] in RefKernels.h):
 // only the CUDA runtime and the C ABI headers pass through nvcc.
 #pragma once
 
 #include "kernels/RefKernels.h"
+#include "kernels/common/Dtypes.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -22,95 +20,21 @@
 
 namespace refkc {
 
-using Half = __half;
-using BFloat16 = __nv_bfloat16;
-
-template <class T>
-constexpr bool is_half_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-template <class T>
-constexpr bool is_floating_v = std::is_floating_point_v<T> || is_half_v<T>;
-template <class T>
-constexpr bool is_integral_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-
-template <class T>
-using opmath_t = std::conditional_t<is_half_v<T>, float, T>;
-
-// Accumulation type of sums: double for floating types, int64 for integral
-// ones (RefKernels.h's refkReduce contract).
-template <class T>
-using acc_t = std::conditional_t<is_floating_v<T>, double, int64_t>;
-
-template <class T>
-__host__ __device__ inline opmath_t<T> load(T v) {
-  if constexpr (std::is_same_v<T, Half>) {
-    return __half2float(v);
-  } else if constexpr (std::is_same_v<T, BFloat16>) {
-    return __bfloat162float(v);
-  } else {
-    return v;
-  }
-}
-
-// Converts an opmath (or accumulation) value to storage type T: through
-// float for the half types (as the CPU library), != 0 for bool.
-template <class T, class C>
-__host__ __device__ inline T store(C v) {
-  if constexpr (std::is_same_v<T, Half>) {
-    return __float2half_rn(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<T, BFloat16>) {
-    return __float2bfloat16_rn(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return v != C(0);
-  } else if constexpr (is_half_v<C>) {
-    return store<T>(load(v));
-  } else if constexpr (std::is_integral_v<T> && std::is_floating_point_v<C> && sizeof(T) < 8) {
-    // Through int64, as ATen's CPU casts behave (c10's static_cast_with_inter_type
-    // for uint8; x86's truncating conversion for the others): -3.0 -> uint8 253,
-    // 300.0 -> int8 44, where CUDA's direct conversion would saturate.
-    return static_cast<T>(static_cast<int64_t>(v));
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
-template <class T>
-struct Tag {
-  using type = T;
-};
-
-inline int64_t itemsize(refkDtype d) {
-  switch (d) {
-    case refkBool:
-    case refkUInt8:
-    case refkInt8: return 1;
-    case refkInt16:
-    case refkFloat16:
-    case refkBFloat16: return 2;
-    case refkInt32:
-    case refkFloat32: return 4;
-    case refkInt64:
-    case refkFloat64: return 8;
-  }
-  return 0;
-}
-
-// Calls f(Tag<T>{}) with the device storage type of `d`.
-template <class F>
-decltype(auto) dispatch(refkDtype d, F&& f) {
-  switch (d) {
-    case refkBool: return f(Tag<bool>{});
-    case refkUInt8: return f(Tag<uint8_t>{});
-    case refkInt8: return f(Tag<int8_t>{});
-    case refkInt16: return f(Tag<int16_t>{});
-    case refkInt32: return f(Tag<int32_t>{});
-    case refkInt64: return f(Tag<int64_t>{});
-    case refkFloat16: return f(Tag<Half>{});
-    case refkBFloat16: return f(Tag<BFloat16>{});
-    case refkFloat32: return f(Tag<float>{});
-    case refkFloat64: return f(Tag<double>{});
-  }
-  return f(Tag<bool>{});
-}
+// Storage types, conversions, cast rules, itemsize and dispatch are the CPU
+// library's (common/Dtypes.h): one definition, so the two cannot drift.
+using refk::acc_t;
+using refk::BFloat16;
+using refk::dispatch;
+using refk::from_scalar;
+using refk::Half;
+using refk::is_floating_v;
+using refk::is_half_v;
+using refk::is_integral_v;
+using refk::itemsize;
+using refk::load;
+using refk::opmath_t;
+using refk::store;
+using refk::Tag;
 
 // ---- errors ----------------------------------------------------------------
 

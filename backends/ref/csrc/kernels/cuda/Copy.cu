@@ -79,14 +79,7 @@ refkStatus refkFill(const refkContext* ctx, const refkTensor* dst, refkScalar va
   const refkTensor* ops[1] = {dst};
   return dispatch(dst->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T v;
-    if constexpr (is_floating_v<T>) {
-      v = store<T>(value.f);
-    } else if constexpr (std::is_same_v<T, bool>) {
-      v = value.i != 0 || value.f != 0;
-    } else {
-      v = static_cast<T>(value.i);
-    }
+    const T v = from_scalar<T>(value);
     return for_each<1>("fill", ctx, ops, Set<T>{v});
   });
 }

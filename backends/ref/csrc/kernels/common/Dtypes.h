@@ -1,0 +1,208 @@
+// The kernel library's dtypes, written once for every device: the storage
+// types of the half-precision dtypes and their conversions, the type traits
+// kernels dispatch on, opmath loads and stores with their cast rules, item
+// sizes and dtype dispatch. kernels/cpu/Common.h and kernels/cuda/Common.cuh
+// both include it (Note [One definition per semantics]).
+//
+// Note [One definition per semantics]: what a kernel computes (dtypes and
+// casts, Philox, the scalar functions of the pointwise ops, how reductions
+// accumulate) lives in kernels/common/ as small inline functions marked
+// REFK_HOST_DEVICE; kernels/cpu/ and kernels/cuda/ keep only what differs
+// per device (loops, launches, threads, memory). A semantic fix made here
+// reaches both libraries, so they cannot drift apart. The headers are
+// torch-free and need no CUDA header: nvcc and the host compiler read the
+// same text.
+#pragma once
+
+#include "kernels/RefKernels.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#if defined(__CUDACC__)
+#define REFK_HOST_DEVICE __host__ __device__
+#else
+#define REFK_HOST_DEVICE
+#endif
+
+namespace refk {
+
+// ---- half-precision storage types ----------------------------------------
+
+REFK_HOST_DEVICE inline float bits_to_float(uint32_t w) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(w);
+#else
+  float f;
+  std::memcpy(&f, &w, 4);
+  return f;
+#endif
+}
+REFK_HOST_DEVICE inline uint32_t float_to_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t w;
+  std::memcpy(&w, &f, 4);
+  return w;
+#endif
+}
+
+// IEEE binary16. Conversions are exact (to float) and round to nearest even
+// (from float), in branch-light integer/float arithmetic the compiler can
+// vectorize (and a GPU runs as well as its own intrinsics: the same bits).
+struct Half {
+  uint16_t x;
+  REFK_HOST_DEVICE static float to_float(uint16_t h) {
+    const uint32_t w = static_cast<uint32_t>(h) << 16;
+    const uint32_t sign = w & 0x80000000u;
+    const uint32_t two_w = w + w;
+    const float normalized = bits_to_float((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
+    const float denormalized = bits_to_float((two_w >> 17) | (126u << 23)) - 0.5f;
+    const uint32_t magnitude = two_w < (1u << 27) ? float_to_bits(denormalized) : float_to_bits(normalized);
+    return bits_to_float(sign | magnitude);
+  }
+  REFK_HOST_DEVICE static uint16_t from_float(float f) {
+    float base = (std::fabs(f) * 0x1.0p+112f) * 0x1.0p-110f;
+    const uint32_t w = float_to_bits(f);
+    const uint32_t shl1_w = w + w;
+    const uint32_t sign = w & 0x80000000u;
+    uint32_t bias = shl1_w & 0xFF000000u;
+    if (bias < 0x71000000u) bias = 0x71000000u;
+    base = bits_to_float((bias >> 1) + 0x07800000u) + base;
+    const uint32_t bits = float_to_bits(base);
+    const uint32_t nonsign = ((bits >> 13) & 0x00007C00u) + (bits & 0x00000FFFu);
+    return static_cast<uint16_t>((sign >> 16) | (shl1_w > 0xFF000000u ? 0x7E00u : nonsign));
+  }
+};
+
+// bfloat16: the top half of a float, rounded to nearest even; NaN stays NaN
+// (the quiet NaN 0x7FC0, as c10::BFloat16 writes it).
+struct BFloat16 {
+  uint16_t x;
+  REFK_HOST_DEVICE static float to_float(uint16_t b) { return bits_to_float(static_cast<uint32_t>(b) << 16); }
+  REFK_HOST_DEVICE static uint16_t from_float(float f) {
+    if (std::isnan(f)) return 0x7FC0;
+    const uint32_t w = float_to_bits(f);
+    return static_cast<uint16_t>((w + 0x7FFFu + ((w >> 16) & 1u)) >> 16);
+  }
+};
+
+template <class T>
+constexpr bool is_half_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <class T>
+constexpr bool is_floating_v = std::is_floating_point_v<T> || is_half_v<T>;
+template <class T>
+constexpr bool is_integral_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// The type arithmetic happens in: float for the half types (as ATen's opmath).
+template <class T>
+using opmath_t = std::conditional_t<is_half_v<T>, float, T>;
+
+// Accumulation type of reductions: double for floating types, int64 for
+// integral ones (RefKernels.h's refkReduce contract; ATen accumulates float
+// in float, double only brings our results closer to the exact value).
+template <class T>
+using acc_t = std::conditional_t<is_floating_v<T>, double, int64_t>;
+
+// ---- loads, stores and cast rules ------------------------------------------
+
+template <class T>
+REFK_HOST_DEVICE inline opmath_t<T> load(T v) {
+  if constexpr (is_half_v<T>) {
+    return T::to_float(v.x);
+  } else {
+    return v;
+  }
+}
+
+// A floating value converted to integral T as ATen's CPU casts behave:
+// x86's truncating conversion (c10's static_cast_with_inter_type for
+// uint8), so -3.0 -> uint8 253 and 300.0 -> int8 44. The host compiler's
+// static_cast is that conversion. Code nvcc compiles goes through int64 on
+// the host and the device alike (a __host__ __device__ function answers the
+// same on both), because the device's conversion saturates.
+template <class T, class C>
+REFK_HOST_DEVICE inline T float_to_integral(C v) {
+#if defined(__CUDACC__)
+  if constexpr (sizeof(T) < 8) return static_cast<T>(static_cast<int64_t>(v));
+#endif
+  return static_cast<T>(v);
+}
+
+// Converts an opmath (or accumulation) value to storage type T: through
+// float for the half types, != 0 for bool, float_to_integral for floating
+// to integral.
+template <class T, class C>
+REFK_HOST_DEVICE inline T store(C v) {
+  if constexpr (is_half_v<C>) {
+    return store<T>(load(v));
+  } else if constexpr (is_half_v<T>) {
+    return T{T::from_float(static_cast<float>(v))};
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v != C(0);
+  } else if constexpr (std::is_integral_v<T> && std::is_floating_point_v<C>) {
+    return float_to_integral<T>(v);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+// A fill value (refkScalar) as storage type T: floating through store,
+// bool true when either field is nonzero, integers from the int64 field.
+template <class T>
+REFK_HOST_DEVICE inline T from_scalar(refkScalar value) {
+  if constexpr (is_floating_v<T>) {
+    return store<T>(value.f);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return value.i != 0 || value.f != 0;
+  } else {
+    return static_cast<T>(value.i);
+  }
+}
+
+// ---- dtype dispatch --------------------------------------------------------
+
+template <class T>
+struct Tag {
+  using type = T;
+};
+
+REFK_HOST_DEVICE inline int64_t itemsize(refkDtype d) {
+  switch (d) {
+    case refkBool:
+    case refkUInt8:
+    case refkInt8: return 1;
+    case refkInt16:
+    case refkFloat16:
+    case refkBFloat16: return 2;
+    case refkInt32:
+    case refkFloat32: return 4;
+    case refkInt64:
+    case refkFloat64: return 8;
+  }
+  return 0;
+}
+
+// Calls f(Tag<T>{}) with the storage type of `d` (on the host: a CUDA
+// kernel launch happens inside f).
+template <class F>
+decltype(auto) dispatch(refkDtype d, F&& f) {
+  switch (d) {
+    case refkBool: return f(Tag<bool>{});
+    case refkUInt8: return f(Tag<uint8_t>{});
+    case refkInt8: return f(Tag<int8_t>{});
+    case refkInt16: return f(Tag<int16_t>{});
+    case refkInt32: return f(Tag<int32_t>{});
+    case refkInt64: return f(Tag<int64_t>{});
+    case refkFloat16: return f(Tag<Half>{});
+    case refkBFloat16: return f(Tag<BFloat16>{});
+    case refkFloat32: return f(Tag<float>{});
+    case refkFloat64: return f(Tag<double>{});
+  }
+  return f(Tag<bool>{});
+}
+
+}  // namespace refk
