@@ -1,9 +1,6 @@
-// Random fills of the CPU reference library from Philox-4x32-10, a
-// counter-based generator: element i's numbers depend only on (seed,
-// offset, i), so threads here, or GPU threads, fill any range in any order
-// and get the same tensor (Note [Philox offsets] in runtime/Generator.h).
-// Uniform elements use one 32-bit word each (four per counter); normal
-// elements use two (Box-Muller), so they take two counters per four elements.
+// Random fills of the CPU reference library: threads over element ranges;
+// the generator (Philox-4x32-10), its counter layout and each element's
+// value are common/Philox.h's, shared with the CUDA library.
 //
 // Note [Random permutations by sorting keys]: randperm must come out the same
 // on any device from (seed, offset) alone, so it cannot be a sequential
@@ -14,36 +11,13 @@
 // two equal 64-bit keys, about n^2 / 2^65 likely -- are broken by index, so
 // the result is still a function of (seed, offset, n). Every permutation is
 // equally likely up to those ties.
+#include "kernels/common/Philox.h"
 #include "kernels/cpu/Common.h"
 
 #include <vector>
 
 namespace refk {
 namespace {
-
-struct Philox {
-  uint32_t w[4];
-  Philox(uint64_t seed, uint64_t counter) {
-    uint32_t c[4] = {static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0, 0};
-    uint32_t k[2] = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
-    for (int round = 0; round < 10; ++round) {
-      const uint64_t p0 = uint64_t{0xD2511F53u} * c[0];
-      const uint64_t p1 = uint64_t{0xCD9E8D57u} * c[2];
-      const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k[0];
-      const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k[1];
-      c[0] = n0;
-      c[1] = static_cast<uint32_t>(p1);
-      c[2] = n2;
-      c[3] = static_cast<uint32_t>(p0);
-      k[0] += 0x9E3779B9u;
-      k[1] += 0xBB67AE85u;
-    }
-    for (int i = 0; i < 4; ++i) w[i] = c[i];
-  }
-};
-
-// [0, 1) from 32 random bits, with 24 (float) or 32 bits of resolution.
-inline double unit(uint32_t x) { return static_cast<double>(x) * 0x1.0p-32; }
 
 template <class T>
 void fill_random(int threads, refkDistribution dist, const refkTensor& out, uint64_t seed, uint64_t offset, double a,
@@ -52,26 +26,7 @@ void fill_random(int threads, refkDistribution dist, const refkTensor& out, uint
   char* base = static_cast<char*>(out.data);
   parallel_for(n, kGrain, threads, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
-      double v;
-      if (dist == refkNormal) {
-        const Philox r(seed, offset + static_cast<uint64_t>(i / 2));
-        const int j = static_cast<int>(i % 2) * 2;
-        const double u1 = (static_cast<double>(r.w[j]) + 1.0) * 0x1.0p-32;  // (0, 1]
-        const double u2 = unit(r.w[j + 1]);
-        v = a + b * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-      } else {
-        const Philox r(seed, offset + static_cast<uint64_t>(i / 4));
-        const double u = unit(r.w[i % 4]);
-        if (dist == refkBernoulli) {
-          v = u < a ? 1.0 : 0.0;
-        } else {
-          v = a + (b - a) * u;
-          // Rounding to T may land on b; the interval is half-open.
-          if constexpr (is_floating_v<T>) {
-            if (static_cast<double>(load(store<T>(v))) >= b && b > a) v = a;
-          }
-        }
-      }
+      const double v = random_value<T>(dist, seed, offset, i, a, b);
       const int64_t off = offset_in(out, i);
       *reinterpret_cast<T*>(base + off * static_cast<int64_t>(sizeof(T))) = store<T>(v);
     }
@@ -119,7 +74,7 @@ void dropout_typed(int threads, const refkTensor& out, const refkTensor& mask, c
     walk<3>(ts, i0, i1, [&](int64_t i, const int64_t* off) {
       const uint64_t c = offset + static_cast<uint64_t>(i / 4);
       if (c != counter) r = Philox(seed, counter = c);
-      const bool kept = unit(r.w[i % 4]) < keep;
+      const bool kept = dropout_kept(r, i, keep);
       m[off[1]] = kept;
       o[off[0]] = store<T>(load(x[off[2]]) * V(kept) * s);
     });
@@ -138,8 +93,7 @@ void randperm_typed(int threads, const refkTensor& out, uint64_t seed, uint64_t 
     for (int64_t c = c0; c < c1; ++c) {
       const Philox r(seed, offset + static_cast<uint64_t>(c));
       for (int64_t j = 0; j < 2 && 2 * c + j < n; ++j) {
-        const uint64_t key = (uint64_t{r.w[2 * j]} << 32) | r.w[2 * j + 1];
-        keyed[static_cast<size_t>(2 * c + j)] = {key, 2 * c + j};
+        keyed[static_cast<size_t>(2 * c + j)] = {randperm_key(r, 2 * c + j), 2 * c + j};
       }
     }
   });

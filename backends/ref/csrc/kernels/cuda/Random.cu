@@ -1,40 +1,13 @@
-// Random numbers, dropout and arange of the CUDA reference library. The
-// generator is the CPU library's Philox-4x32-10 with the same counter
-// layout (kernels/cpu/Random.cpp, Note [Philox offsets] in the runtime):
-// element i (row-major) of a uniform or Bernoulli fill reads word i % 4 of
-// counter offset + i / 4, of a normal fill words 2 * (i % 2) and
-// 2 * (i % 2) + 1 of counter offset + i / 2. A thread per element computes
-// exactly the CPU device's words, so uniform and Bernoulli fills and
-// dropout masks equal the CPU device's bit for bit; normal fills go
-// through log/cos/sqrt in double, where CUDA's and glibc's last bits may
-// differ before rounding to the output dtype.
+// Random numbers, dropout and arange of the CUDA reference library: a
+// thread per element. The generator (Philox-4x32-10), its counter layout
+// and each element's value are common/Philox.h's, shared with the CPU
+// library, so uniform and Bernoulli fills and dropout masks equal the CPU
+// device's bit for bit.
+#include "kernels/common/Philox.h"
 #include "kernels/cuda/Common.cuh"
 
 namespace refkc {
 namespace {
-
-struct Philox {
-  uint32_t w[4];
-  __device__ Philox(uint64_t seed, uint64_t counter) {
-    uint32_t c[4] = {static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0, 0};
-    uint32_t k[2] = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
-    for (int round = 0; round < 10; ++round) {
-      const uint64_t p0 = uint64_t{0xD2511F53u} * c[0];
-      const uint64_t p1 = uint64_t{0xCD9E8D57u} * c[2];
-      const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k[0];
-      const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k[1];
-      c[0] = n0;
-      c[1] = static_cast<uint32_t>(p1);
-      c[2] = n2;
-      c[3] = static_cast<uint32_t>(p0);
-      k[0] += 0x9E3779B9u;
-      k[1] += 0xBB67AE85u;
-    }
-    for (int i = 0; i < 4; ++i) w[i] = c[i];
-  }
-};
-
-__device__ inline double unit(uint32_t x) { return static_cast<double>(x) * 0x1.0p-32; }
 
 // Row-major position -> element offset of a descriptor.
 struct Walk {
@@ -69,25 +42,7 @@ __global__ void random_kernel(Walk w, int64_t n, T* out, refkDistribution dist, 
                               double a, double b) {
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    double v;
-    if (dist == refkNormal) {
-      const Philox r(seed, offset + static_cast<uint64_t>(i / 2));
-      const int j = static_cast<int>(i % 2) * 2;
-      const double u1 = (static_cast<double>(r.w[j]) + 1.0) * 0x1.0p-32;
-      const double u2 = unit(r.w[j + 1]);
-      v = a + b * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-    } else {
-      const Philox r(seed, offset + static_cast<uint64_t>(i / 4));
-      const double u = unit(r.w[i % 4]);
-      if (dist == refkBernoulli) {
-        v = u < a ? 1.0 : 0.0;
-      } else {
-        v = a + (b - a) * u;
-        if constexpr (is_floating_v<T>) {
-          if (static_cast<double>(load(store<T>(v))) >= b && b > a) v = a;
-        }
-      }
-    }
+    const double v = refk::random_value<T>(dist, seed, offset, i, a, b);
     out[w.at(i, 0)] = store<T>(v);
   }
 }
@@ -99,8 +54,8 @@ __global__ void dropout_kernel(Walk w, int64_t n, T* out, bool* mask, const T* i
   const V s = static_cast<V>(scale);
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const Philox r(seed, offset + static_cast<uint64_t>(i / 4));
-    const bool kept = unit(r.w[i % 4]) < keep;
+    const refk::Philox r(seed, offset + static_cast<uint64_t>(i / 4));
+    const bool kept = refk::dropout_kept(r, i, keep);
     mask[w.at(i, 1)] = kept;
     out[w.at(i, 0)] = store<T>(load(in[w.at(i, 2)]) * V(kept) * s);
   }
