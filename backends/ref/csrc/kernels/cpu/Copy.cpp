@@ -1,5 +1,6 @@
 // Copies, casts, fills, where and clamp of the CPU reference library: the
 // kernels that move or select values rather than compute new ones.
+#include "kernels/common/Pointwise.h"
 #include "kernels/cpu/Common.h"
 
 namespace refk {
@@ -105,14 +106,7 @@ refkStatus refkClamp(const refkContext* ctx, const refkTensor* out, const refkTe
     return dispatch(out->dtype, [&](auto tag) -> refkStatus {
       using T = typename decltype(tag)::type;
       typed_rows<T, T, 3>(loop, ctx->num_threads, [has_lo, has_hi](C<T> x, C<T> a, C<T> b) {
-        if constexpr (is_floating_v<T>) {
-          if (std::isnan(x)) return x;
-          if (has_lo && std::isnan(a)) return a;
-          if (has_hi && std::isnan(b)) return b;
-        }
-        if (has_lo && x < a) x = a;
-        if (has_hi && x > b) x = b;
-        return x;
+        return scalar::clamp(x, a, b, has_lo, has_hi);
       });
       return refkSuccess;
     });

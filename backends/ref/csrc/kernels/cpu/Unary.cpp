@@ -1,8 +1,10 @@
 // Unary elementwise kernels of the CPU reference library: math, rounding,
-// predicates and activations. Each op is a scalar functor in opmath (float
-// for the half types), run by the loop planner (Common.h) over coalesced,
-// threaded rows with a contiguous fast path the compiler vectorizes.
-// Numerics follow ATen's CPU kernels where they define edge cases.
+// predicates and activations. Each op is a lambda in opmath (float for the
+// half types), run by the loop planner (Common.h) over coalesced, threaded
+// rows with a contiguous fast path the compiler vectorizes. What an element
+// computes where it is more than one math function (ATen's CPU edge cases)
+// is common/Pointwise.h's, shared with the CUDA library.
+#include "kernels/common/Pointwise.h"
 #include "kernels/cpu/Common.h"
 
 namespace refk {
@@ -54,18 +56,7 @@ refkStatus unary_typed(int threads, refkUnaryOp op, const refkTensor& out, const
         if constexpr (is_floating_v<T>) return std::isfinite(x);
         return true;
       });
-    case refkSignbit:
-      return predicate([](V x) {
-        // Through the bits: GCC 12 fails to compile a vectorized std::signbit.
-        if constexpr (std::is_same_v<V, float>) return (float_to_bits(x) >> 31) != 0;
-        if constexpr (std::is_same_v<V, double>) {
-          uint64_t w;
-          std::memcpy(&w, &x, 8);
-          return (w >> 63) != 0;
-        }
-        if constexpr (std::is_signed_v<V>) return x < 0;
-        return false;
-      });
+    case refkSignbit: return predicate([](V x) { return scalar::signbit(x); });
     default: break;
   }
   if constexpr (std::is_same_v<T, bool>) {
@@ -73,23 +64,14 @@ refkStatus unary_typed(int threads, refkUnaryOp op, const refkTensor& out, const
     return unsupported("unary", in.dtype);
   } else {
     switch (op) {
-      case refkAbs:
-        return same([](V x) {
-          if constexpr (std::is_unsigned_v<V>) return x;
-          else return x < V(0) ? V(-x) : V(x == V(0) ? V(0) : x);
-        });
+      case refkAbs: return same([](V x) { return scalar::abs(x); });
       case refkNeg: return same([](V x) { return V(-x); });
       case refkSign:
-      case refkSgn: return same([](V x) { return V((V(0) < x) - (x < V(0))); });
-      case refkRelu: return same([](V x) { return x < V(0) ? V(0) : x; });
+      case refkSgn: return same([](V x) { return scalar::sign(x); });
+      case refkRelu: return same([](V x) { return scalar::relu(x); });
       case refkSquare: return same([](V x) { return V(x * x); });
       case refkHardtanh:
-        return same([lo = V(p.p0), hi = V(p.p1)](V x) {
-          if constexpr (is_floating_v<T>) {
-            if (std::isnan(x)) return x;
-          }
-          return x < lo ? lo : (x > hi ? hi : x);
-        });
+        return same([lo = V(p.p0), hi = V(p.p1)](V x) { return scalar::hardtanh(x, lo, hi); });
       default: break;
     }
     if constexpr (is_integral_v<T>) {
@@ -102,7 +84,7 @@ refkStatus unary_typed(int threads, refkUnaryOp op, const refkTensor& out, const
         default: return unsupported("unary", in.dtype);
       }
     } else {
-      const V one(1), zero(0);
+      const V one(1);
       switch (op) {
         case refkCeil: return same([](V x) { return std::ceil(x); });
         case refkFloor: return same([](V x) { return std::floor(x); });
@@ -110,10 +92,7 @@ refkStatus unary_typed(int threads, refkUnaryOp op, const refkTensor& out, const
         case refkFrac: return same([](V x) { return x - std::trunc(x); });
         case refkRound:
           if (p.i == 0) return same([](V x) { return std::nearbyint(x); });
-          return same([d = p.i](V x) {
-            const V ten = std::pow(V(10), V(std::abs(d)));
-            return d < 0 ? std::nearbyint(x / ten) * ten : std::nearbyint(x * ten) / ten;
-          });
+          return same([d = p.i](V x) { return scalar::round_decimals(x, d); });
         case refkExp: return same([](V x) { return std::exp(x); });
         case refkExp2: return same([](V x) { return std::exp2(x); });
         case refkExpm1: return same([](V x) { return std::expm1(x); });
@@ -138,39 +117,20 @@ refkStatus unary_typed(int threads, refkUnaryOp op, const refkTensor& out, const
         case refkSqrt: return same([](V x) { return std::sqrt(x); });
         case refkRsqrt: return same([one](V x) { return one / std::sqrt(x); });
         case refkReciprocal: return same([one](V x) { return one / x; });
-        case refkSigmoid: return same([one](V x) { return one / (one + std::exp(-x)); });
-        case refkSilu: return same([one](V x) { return x / (one + std::exp(-x)); });
-        case refkGeluNone:
-          // As ATen's vectorized float kernels: +inf gives NaN, except in double.
-          return same([](V x) {
-            if (!std::is_same_v<T, double> && x == std::numeric_limits<V>::infinity()) {
-              return std::numeric_limits<V>::quiet_NaN();
-            }
-            // ATen's vectorized float order, x * (1 + erf) * 0.5, overflows near the
-            // dtype's max; its double kernel scales first.
-            const V e = V(1) + std::erf(x * V(0.70710678118654752440));
-            if constexpr (std::is_same_v<T, double>) return V(0.5) * x * e;
-            return x * e * V(0.5);
-          });
-        case refkGeluTanh:
-          return same([](V x) {
-            const V inner = V(0.79788456080286535588) * (x + V(0.044715) * x * x * x);
-            return V(0.5) * x * (V(1) + std::tanh(inner));
-          });
+        case refkSigmoid: return same([](V x) { return scalar::sigmoid(x); });
+        case refkSilu: return same([](V x) { return scalar::silu(x); });
+        case refkGeluNone: return same([](V x) { return scalar::gelu(x); });
+        case refkGeluTanh: return same([](V x) { return scalar::gelu_tanh(x); });
         case refkElu:
-          return same([alpha = V(p.p0), scale = V(p.p1), input_scale = V(p.p2), zero](V x) {
-            return x <= zero ? std::expm1(x * input_scale) * alpha * scale : x * scale;
+          return same([alpha = V(p.p0), scale = V(p.p1), input_scale = V(p.p2)](V x) {
+            return scalar::elu(x, alpha, scale, input_scale);
           });
-        case refkLeakyRelu: return same([slope = V(p.p0), zero](V x) { return x > zero ? x : x * slope; });
-        case refkHardsigmoid:
-          return same([](V x) { return std::min(std::max(x + V(3), V(0)), V(6)) / V(6); });
-        case refkHardswish:
-          return same([](V x) { return x * std::min(std::max(x + V(3), V(0)), V(6)) / V(6); });
+        case refkLeakyRelu: return same([slope = V(p.p0)](V x) { return scalar::leaky_relu(x, slope); });
+        case refkHardsigmoid: return same([](V x) { return scalar::hardsigmoid(x); });
+        case refkHardswish: return same([](V x) { return scalar::hardswish(x); });
         case refkSoftplus:
-          return same([beta = V(p.p0), threshold = V(p.p1)](V x) {
-            return x * beta > threshold ? x : std::log1p(std::exp(x * beta)) / beta;
-          });
-        case refkMish: return same([](V x) { return x * std::tanh(std::log1p(std::exp(x))); });
+          return same([beta = V(p.p0), threshold = V(p.p1)](V x) { return scalar::softplus(x, beta, threshold); });
+        case refkMish: return same([](V x) { return scalar::mish(x); });
         default: return unsupported("unary", in.dtype);
       }
     }

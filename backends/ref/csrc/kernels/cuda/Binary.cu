@@ -1,86 +1,24 @@
 // Binary elementwise kernels of the CUDA reference library: one kernel per
-// dtype and form (same dtype, bool out), the op a uniform switch, numerics
-// the CPU library's (kernels/cpu/Binary.cpp): NaN propagation,
-// Python-style modulo, floor division, integer powers, shifts past the
-// width. Integer division by zero raises as on the CPU device: the kernel
-// sets a device flag, and the host reads it back (one stream sync, only
-// for integer division and modulo).
+// dtype and form (same dtype, bool out), the op a uniform switch, each
+// element's numerics common/Pointwise.h's (shared with the CPU library):
+// NaN propagation, Python-style modulo, floor division, integer powers,
+// shifts past the width. Integer division by zero raises as on the CPU
+// device: the kernel sets a device flag, and the host reads it back (one
+// stream sync, only for integer division and modulo).
+#include "kernels/common/Pointwise.h"
 #include "kernels/cuda/Common.cuh"
 
 namespace refkc {
 namespace {
 
+namespace scalar = refk::scalar;
+
 __device__ int g_zero_division;
 
-template <class V>
-__device__ inline bool negative(V x) {
-  if constexpr (std::is_unsigned_v<V>) return false;
-  else return x < V(0);
-}
-
-__device__ inline void zero_division() { g_zero_division = 1; }
-
-template <class V>
-__device__ V python_mod(V a, V b) {
-  if constexpr (std::is_floating_point_v<V>) {
-    V m = fmod(a, b);
-    if (m != V(0) && ((b < V(0)) != (m < V(0)))) m += b;
-    return m;
-  } else {
-    if (b == 0) {
-      zero_division();
-      return 0;
-    }
-    if constexpr (std::is_signed_v<V>) {
-      if (b == V(-1)) return 0;
-    }
-    V m = a % b;
-    if (m != 0 && (negative(b) != negative(m))) m += b;
-    return m;
-  }
-}
-
-template <class V>
-__device__ V floor_divide(V a, V b) {
-  if constexpr (std::is_floating_point_v<V>) {
-    if (b == V(0)) return a / b;
-    const V m = fmod(a, b);
-    V div = (a - m) / b;
-    if (m != V(0) && ((b < V(0)) != (m < V(0)))) div -= V(1);
-    if (div == V(0)) return copysign(V(0), a / b);
-    V fl = floor(div);
-    if (div - fl > V(0.5)) fl += V(1);
-    return fl;
-  } else {
-    if (b == 0) {
-      zero_division();
-      return 0;
-    }
-    if constexpr (std::is_signed_v<V>) {
-      if (b == V(-1)) return V(-a);
-    }
-    const V q = a / b, r = a % b;
-    return (r != 0 && (negative(r) != negative(b))) ? V(q - 1) : q;
-  }
-}
-
-template <class V>
-__device__ V int_pow(V base, V exp) {
-  if constexpr (std::is_signed_v<V>) {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp % 2 == 0) ? 1 : -1;
-      return 0;
-    }
-  }
-  V result = 1;
-  while (exp) {
-    if (exp & 1) result = static_cast<V>(result * base);
-    exp = static_cast<V>(exp >> 1);
-    base = static_cast<V>(base * base);
-  }
-  return result;
-}
+// Records an integer division by zero for the host to read back.
+struct ZeroDivision {
+  __device__ void operator()() const { g_zero_division = 1; }
+};
 
 template <class T>
 struct Compare {
@@ -120,18 +58,10 @@ struct Same {
     } else {
       switch (op) {
         case refkMul: return V(x * y);
-        case refkMaximum:
-          if constexpr (is_floating_v<T>) {
-            if (isnan(x) || isnan(y)) return x + y;
-          }
-          return x > y ? x : y;
-        case refkMinimum:
-          if constexpr (is_floating_v<T>) {
-            if (isnan(x) || isnan(y)) return x + y;
-          }
-          return x < y ? x : y;
-        case refkRemainder: return python_mod(x, y);
-        case refkDivFloor: return floor_divide(x, y);
+        case refkMaximum: return scalar::maximum(x, y);
+        case refkMinimum: return scalar::minimum(x, y);
+        case refkRemainder: return scalar::python_mod(x, y, ZeroDivision{});
+        case refkDivFloor: return scalar::floor_divide(x, y, ZeroDivision{});
         default: break;
       }
       if constexpr (is_integral_v<T>) {
@@ -139,42 +69,15 @@ struct Same {
         switch (op) {
           case refkAdd: return V(x + alpha * y);
           case refkSub: return V(x - alpha * y);
-          case refkDivTrunc:
-            if (y == 0) {
-              zero_division();
-              return V(0);
-            }
-            if constexpr (std::is_signed_v<V>) {
-              if (y == V(-1)) return V(-x);
-            }
-            return V(x / y);
-          case refkFmod:
-            if (y == 0) {
-              zero_division();
-              return V(0);
-            }
-            if constexpr (std::is_signed_v<V>) {
-              if (y == V(-1)) return V(0);
-            }
-            return V(x % y);
-          case refkPow: return int_pow(x, y);
-          case refkThresholdBackward: return y <= alpha ? V(0) : x;
+          case refkDivTrunc: return scalar::div_trunc_integral(x, y, ZeroDivision{});
+          case refkFmod: return scalar::fmod_integral(x, y, ZeroDivision{});
+          case refkPow: return scalar::int_pow(x, y);
+          case refkThresholdBackward: return scalar::threshold_backward(x, y, alpha);
           case refkBitwiseAnd: return V(x & y);
           case refkBitwiseOr: return V(x | y);
           case refkBitwiseXor: return V(x ^ y);
-          case refkLshift: {
-            using U = std::make_unsigned_t<V>;
-            if (negative(y) || y >= V(sizeof(V) * 8)) return V(0);
-            return static_cast<V>(static_cast<U>(x) << y);
-          }
-          default: {  // rshift
-            const V bits = V(sizeof(V) * 8);
-            if (negative(y) || y >= bits) {
-              if constexpr (std::is_signed_v<V>) return V(x >> (bits - 1));
-              return V(0);
-            }
-            return V(x >> y);
-          }
+          case refkLshift: return scalar::lshift(x, y);
+          default: return scalar::rshift(x, y);
         }
       } else {
         const V alpha = static_cast<V>(alpha_s.f);
@@ -184,39 +87,21 @@ struct Same {
           case refkDiv: return x / y;
           case refkDivTrunc: return trunc(x / y);
           case refkFmod: return fmod(x, y);
-          case refkPow: return y == V(2) ? x * x : pow(x, y);
+          case refkPow: return scalar::pow(x, y);
           case refkAtan2: return atan2(x, y);
           case refkHypot: return hypot(x, y);
           case refkCopysign: return copysign(x, y);
           case refkFmax: return fmax(x, y);
           case refkFmin: return fmin(x, y);
-          case refkXlogy:
-            if (isnan(y)) return y;
-            if (x == V(0)) return V(0);
-            return x * log(y);
+          case refkXlogy: return scalar::xlogy(x, y);
           // Activation backwards (x: the incoming gradient; y: the forward's
-          // input or output), the CPU library's formulas (ATen's kernels).
-          case refkThresholdBackward: return y <= alpha ? V(0) : x;
-          case refkSigmoidBackward: return x * (V(1) - y) * y;
-          case refkTanhBackward: return x * (V(1) - y * y);
-          case refkGeluBackwardNone: {
-            const V cdf = V(0.5) * (V(1) + erf(y * V(0.70710678118654752440)));
-            const V pdf = V(0.39894228040143267794) * exp(V(-0.5) * y * y);
-            return x * (cdf + y * pdf);
-          }
-          case refkGeluBackwardTanh: {
-            const V beta = V(0.79788456080286535588), kappa = V(0.044715);
-            const V y_sq = y * y;
-            const V tanh_inner = tanh(beta * (y + kappa * y_sq * y));
-            const V left = V(0.5) * (V(1) + tanh_inner);
-            const V right = V(0.5) * y * (V(1) - tanh_inner * tanh_inner) * (beta * (V(1) + V(3) * kappa * y_sq));
-            return x * (left + right);
-          }
-          default: {  // logaddexp
-            if (isinf(x) && x == y) return x;
-            const V m = x > y ? x : y;
-            return m + log1p(exp(-fabs(x - y)));
-          }
+          // input or output).
+          case refkThresholdBackward: return scalar::threshold_backward(x, y, alpha);
+          case refkSigmoidBackward: return scalar::sigmoid_backward(x, y);
+          case refkTanhBackward: return scalar::tanh_backward(x, y);
+          case refkGeluBackwardNone: return scalar::gelu_backward(x, y);
+          case refkGeluBackwardTanh: return scalar::gelu_tanh_backward(x, y);
+          default: return scalar::logaddexp(x, y);
         }
       }
     }

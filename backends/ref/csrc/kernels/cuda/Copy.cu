@@ -1,6 +1,7 @@
 // Copies, fills, where and clamp of the CUDA reference library, all on the
 // shared elementwise launcher (Common.cuh). A same-dtype copy between dense
 // operands of one layout is one cudaMemcpyAsync.
+#include "kernels/common/Pointwise.h"
 #include "kernels/cuda/Common.cuh"
 
 namespace refkc {
@@ -35,14 +36,7 @@ template <class T>
 struct ClampF {
   bool has_lo, has_hi;
   __device__ opmath_t<T> operator()(opmath_t<T> x, opmath_t<T> a, opmath_t<T> b) const {
-    if constexpr (is_floating_v<T>) {
-      if (x != x) return x;
-      if (has_lo && a != a) return a;
-      if (has_hi && b != b) return b;
-    }
-    if (has_lo && x < a) x = a;
-    if (has_hi && x > b) x = b;
-    return x;
+    return refk::scalar::clamp(x, a, b, has_lo, has_hi);
   }
 };
 

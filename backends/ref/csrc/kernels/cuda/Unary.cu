@@ -1,19 +1,16 @@
 // Unary elementwise kernels of the CUDA reference library. One kernel per
 // dtype (and per predicate/same-dtype form) with the op chosen by a switch
 // on a kernel argument: the branch is uniform across a launch, and the
-// library compiles in seconds instead of once per (op, dtype). Numerics are
-// the CPU library's (kernels/cpu/Unary.cpp), in opmath.
+// library compiles in seconds instead of once per (op, dtype). Each
+// element's numerics are common/Pointwise.h's (shared with the CPU
+// library), in opmath.
+#include "kernels/common/Pointwise.h"
 #include "kernels/cuda/Common.cuh"
 
 namespace refkc {
 namespace {
 
-// x < 0 without nvcc's "pointless comparison" warning for unsigned types.
-template <class V>
-__device__ inline bool negative(V x) {
-  if constexpr (std::is_unsigned_v<V>) return false;
-  else return x < V(0);
-}
+namespace scalar = refk::scalar;
 
 template <class T>
 struct Predicate {
@@ -31,7 +28,7 @@ struct Predicate {
         case refkIsPosInf: return isinf(x) && x > V(0);
         case refkIsNegInf: return isinf(x) && x < V(0);
         case refkIsFinite: return isfinite(x);
-        case refkSignbit: return signbit(x);
+        case refkSignbit: return scalar::signbit(x);
         default: return false;
       }
     } else {
@@ -56,38 +53,26 @@ struct Same {
       return !x;  // bitwise_not, the only same-dtype op on bool
     } else {
       switch (op) {
-        case refkAbs:
-          if constexpr (std::is_unsigned_v<V>) return x;
-          else return x < V(0) ? V(-x) : V(x == V(0) ? V(0) : x);
+        case refkAbs: return scalar::abs(x);
         case refkNeg: return V(-x);
         case refkSign:
-        case refkSgn: return V((V(0) < x) - negative(x));
-        case refkRelu: return negative(x) ? V(0) : x;
+        case refkSgn: return scalar::sign(x);
+        case refkRelu: return scalar::relu(x);
         case refkSquare: return V(x * x);
-        case refkHardtanh: {
-          if constexpr (is_floating_v<T>) {
-            if (isnan(x)) return x;
-          }
-          const V lo = V(p.p0), hi = V(p.p1);
-          return x < lo ? lo : (x > hi ? hi : x);
-        }
+        case refkHardtanh: return scalar::hardtanh(x, V(p.p0), V(p.p1));
         default: break;
       }
       if constexpr (is_integral_v<T>) {
         if (op == refkBitwiseNot) return V(~x);
         return x;  // ceil, floor, round, trunc
       } else {
-        const V one(1), zero(0);
+        const V one(1);
         switch (op) {
           case refkCeil: return ceil(x);
           case refkFloor: return floor(x);
           case refkTrunc: return trunc(x);
           case refkFrac: return x - trunc(x);
-          case refkRound: {
-            if (p.i == 0) return nearbyint(x);
-            const V ten = pow(V(10), V(p.i < 0 ? -p.i : p.i));
-            return p.i < 0 ? nearbyint(x / ten) * ten : nearbyint(x * ten) / ten;
-          }
+          case refkRound: return p.i == 0 ? nearbyint(x) : scalar::round_decimals(x, p.i);
           case refkExp: return exp(x);
           case refkExp2: return exp2(x);
           case refkExpm1: return expm1(x);
@@ -112,28 +97,16 @@ struct Same {
           case refkSqrt: return sqrt(x);
           case refkRsqrt: return one / sqrt(x);
           case refkReciprocal: return one / x;
-          case refkSigmoid: return one / (one + exp(-x));
-          case refkSilu: return x / (one + exp(-x));
-          case refkGeluNone: {
-            // As the CPU library (ATen's vectorized float kernels): +inf gives
-            // NaN except in double, and float scales last.
-            if (!std::is_same_v<T, double> && isinf(x) && x > zero) return V(NAN);
-            const V e = one + erf(x * V(0.70710678118654752440));
-            if constexpr (std::is_same_v<T, double>) return V(0.5) * x * e;
-            return x * e * V(0.5);
-          }
-          case refkGeluTanh: {
-            const V inner = V(0.79788456080286535588) * (x + V(0.044715) * x * x * x);
-            return V(0.5) * x * (one + tanh(inner));
-          }
-          case refkElu:
-            return x <= zero ? expm1(x * V(p.p2)) * V(p.p0) * V(p.p1) : x * V(p.p1);
-          case refkLeakyRelu: return x > zero ? x : x * V(p.p0);
-          case refkHardsigmoid: return fmin(fmax(x + V(3), V(0)), V(6)) / V(6);
-          case refkHardswish: return x * fmin(fmax(x + V(3), V(0)), V(6)) / V(6);
-          case refkSoftplus:
-            return x * V(p.p0) > V(p.p1) ? x : log1p(exp(x * V(p.p0))) / V(p.p0);
-          case refkMish: return x * tanh(log1p(exp(x)));
+          case refkSigmoid: return scalar::sigmoid(x);
+          case refkSilu: return scalar::silu(x);
+          case refkGeluNone: return scalar::gelu(x);
+          case refkGeluTanh: return scalar::gelu_tanh(x);
+          case refkElu: return scalar::elu(x, V(p.p0), V(p.p1), V(p.p2));
+          case refkLeakyRelu: return scalar::leaky_relu(x, V(p.p0));
+          case refkHardsigmoid: return scalar::hardsigmoid(x);
+          case refkHardswish: return scalar::hardswish(x);
+          case refkSoftplus: return scalar::softplus(x, V(p.p0), V(p.p1));
+          case refkMish: return scalar::mish(x);
           default: return x;
         }
       }

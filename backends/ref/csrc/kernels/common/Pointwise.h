@@ -1,0 +1,334 @@
+// The scalar semantics of the pointwise ops, written once for every device
+// (Note [One definition per semantics] in Dtypes.h): what one element of
+// refkUnary and refkBinary computes, in opmath (float for the half types),
+// with ATen's CPU edge cases (NaN propagation, Python-style modulo, floor
+// division, integer powers, shifts past the width, gelu at +inf). Each is a
+// small inline function the CPU library wraps in a lambda per op (a loop
+// the compiler vectorizes) and the CUDA library calls from a switch in one
+// kernel per dtype. Ops that are one math function (exp, sin, ...) call it
+// directly on both sides.
+//
+// Integer division by zero raises ZeroDivisionError on both devices, but
+// how a kernel reports it is the device's: functions that may divide by
+// zero take a callable `zero_division` to call first.
+#pragma once
+
+#include "kernels/common/Dtypes.h"
+
+#include <limits>
+
+namespace refk {
+namespace scalar {
+
+// x < 0, without a "comparison is always false" warning for unsigned types.
+template <class V>
+REFK_HOST_DEVICE inline bool negative(V x) {
+  if constexpr (std::is_unsigned_v<V>) {
+    return false;
+  } else {
+    return x < V(0);
+  }
+}
+
+// std::max and std::min as written: the first operand wins ties and NaNs
+// in the second, a NaN first operand passes through.
+template <class V>
+REFK_HOST_DEVICE inline V max_of(V a, V b) {
+  return a < b ? b : a;
+}
+template <class V>
+REFK_HOST_DEVICE inline V min_of(V a, V b) {
+  return b < a ? b : a;
+}
+
+// ---- unary ------------------------------------------------------------------
+
+template <class V>
+REFK_HOST_DEVICE inline bool signbit(V x) {
+  if constexpr (std::is_same_v<V, float>) {
+    // Through the bits: GCC 12 fails to compile a vectorized std::signbit.
+    return (float_to_bits(x) >> 31) != 0;
+  } else if constexpr (std::is_same_v<V, double>) {
+#if defined(__CUDA_ARCH__)
+    const uint64_t w = static_cast<uint64_t>(__double_as_longlong(x));
+#else
+    uint64_t w;
+    std::memcpy(&w, &x, 8);
+#endif
+    return (w >> 63) != 0;
+  } else {
+    return negative(x);
+  }
+}
+
+template <class V>
+REFK_HOST_DEVICE inline V abs(V x) {
+  if constexpr (std::is_unsigned_v<V>) {
+    return x;
+  } else {
+    return x < V(0) ? V(-x) : V(x == V(0) ? V(0) : x);
+  }
+}
+template <class V>
+REFK_HOST_DEVICE inline V sign(V x) {
+  return V((V(0) < x) - negative(x));
+}
+template <class V>
+REFK_HOST_DEVICE inline V relu(V x) {
+  return negative(x) ? V(0) : x;
+}
+// NaN stays NaN (floating V).
+template <class V>
+REFK_HOST_DEVICE inline V hardtanh(V x, V lo, V hi) {
+  if constexpr (std::is_floating_point_v<V>) {
+    if (std::isnan(x)) return x;
+  }
+  return x < lo ? lo : (x > hi ? hi : x);
+}
+// round(x, decimals) for decimals != 0, half to even as torch.round.
+template <class V>
+REFK_HOST_DEVICE inline V round_decimals(V x, int64_t d) {
+  const V ten = std::pow(V(10), V(d < 0 ? -d : d));
+  return d < 0 ? std::nearbyint(x / ten) * ten : std::nearbyint(x * ten) / ten;
+}
+template <class V>
+REFK_HOST_DEVICE inline V sigmoid(V x) {
+  return V(1) / (V(1) + std::exp(-x));
+}
+template <class V>
+REFK_HOST_DEVICE inline V silu(V x) {
+  return x / (V(1) + std::exp(-x));
+}
+// As ATen's vectorized float kernels: +inf gives NaN, except in double
+// (V is double only for double storage). Their float order,
+// x * (1 + erf) * 0.5, overflows near the dtype's max; the double kernel
+// scales first.
+template <class V>
+REFK_HOST_DEVICE inline V gelu(V x) {
+  constexpr bool exact_double = std::is_same_v<V, double>;
+  if (!exact_double && x == std::numeric_limits<V>::infinity()) return std::numeric_limits<V>::quiet_NaN();
+  const V e = V(1) + std::erf(x * V(0.70710678118654752440));
+  if constexpr (exact_double) {
+    return V(0.5) * x * e;
+  } else {
+    return x * e * V(0.5);
+  }
+}
+template <class V>
+REFK_HOST_DEVICE inline V gelu_tanh(V x) {
+  const V inner = V(0.79788456080286535588) * (x + V(0.044715) * x * x * x);
+  return V(0.5) * x * (V(1) + std::tanh(inner));
+}
+template <class V>
+REFK_HOST_DEVICE inline V elu(V x, V alpha, V scale, V input_scale) {
+  return x <= V(0) ? std::expm1(x * input_scale) * alpha * scale : x * scale;
+}
+template <class V>
+REFK_HOST_DEVICE inline V leaky_relu(V x, V slope) {
+  return x > V(0) ? x : x * slope;
+}
+template <class V>
+REFK_HOST_DEVICE inline V hardsigmoid(V x) {
+  return min_of(max_of(x + V(3), V(0)), V(6)) / V(6);
+}
+template <class V>
+REFK_HOST_DEVICE inline V hardswish(V x) {
+  return x * min_of(max_of(x + V(3), V(0)), V(6)) / V(6);
+}
+template <class V>
+REFK_HOST_DEVICE inline V softplus(V x, V beta, V threshold) {
+  return x * beta > threshold ? x : std::log1p(std::exp(x * beta)) / beta;
+}
+template <class V>
+REFK_HOST_DEVICE inline V mish(V x) {
+  return x * std::tanh(std::log1p(std::exp(x)));
+}
+
+// clamp(x, lo, hi) with either bound optional; a NaN input or bound gives
+// NaN (floating V), as ATen's.
+template <class V>
+REFK_HOST_DEVICE inline V clamp(V x, V lo, V hi, bool has_lo, bool has_hi) {
+  if constexpr (std::is_floating_point_v<V>) {
+    if (std::isnan(x)) return x;
+    if (has_lo && std::isnan(lo)) return lo;
+    if (has_hi && std::isnan(hi)) return hi;
+  }
+  if (has_lo && x < lo) x = lo;
+  if (has_hi && x > hi) x = hi;
+  return x;
+}
+
+// ---- binary -----------------------------------------------------------------
+
+// maximum/minimum propagate NaN (floating V).
+template <class V>
+REFK_HOST_DEVICE inline V maximum(V x, V y) {
+  if constexpr (std::is_floating_point_v<V>) {
+    if (std::isnan(x) || std::isnan(y)) return x + y;
+  }
+  return x > y ? x : y;
+}
+template <class V>
+REFK_HOST_DEVICE inline V minimum(V x, V y) {
+  if constexpr (std::is_floating_point_v<V>) {
+    if (std::isnan(x) || std::isnan(y)) return x + y;
+  }
+  return x < y ? x : y;
+}
+
+// Python's a % b: the sign of b.
+template <class V, class Z>
+REFK_HOST_DEVICE inline V python_mod(V a, V b, Z zero_division) {
+  if constexpr (std::is_floating_point_v<V>) {
+    V m = std::fmod(a, b);
+    if (m != V(0) && ((b < V(0)) != (m < V(0)))) m += b;
+    return m;
+  } else {
+    if (b == 0) {
+      zero_division();
+      return 0;
+    }
+    if constexpr (std::is_signed_v<V>) {
+      if (b == V(-1)) return 0;  // INT_MIN % -1 traps
+    }
+    V m = a % b;
+    if (m != 0 && (negative(b) != negative(m))) m += b;
+    return m;
+  }
+}
+
+// a // b, rounded as ATen's div_floor (floating: from fmod, as Python).
+template <class V, class Z>
+REFK_HOST_DEVICE inline V floor_divide(V a, V b, Z zero_division) {
+  if constexpr (std::is_floating_point_v<V>) {
+    if (b == V(0)) return a / b;
+    const V m = std::fmod(a, b);
+    V div = (a - m) / b;
+    if (m != V(0) && ((b < V(0)) != (m < V(0)))) div -= V(1);
+    if (div == V(0)) return std::copysign(V(0), a / b);
+    V fl = std::floor(div);
+    if (div - fl > V(0.5)) fl += V(1);
+    return fl;
+  } else {
+    if (b == 0) {
+      zero_division();
+      return 0;
+    }
+    if constexpr (std::is_signed_v<V>) {
+      if (b == V(-1)) return V(-a);
+    }
+    const V q = a / b, r = a % b;
+    return (r != 0 && (negative(r) != negative(b))) ? V(q - 1) : q;
+  }
+}
+
+// Integral a / b rounded toward zero, and integral fmod.
+template <class V, class Z>
+REFK_HOST_DEVICE inline V div_trunc_integral(V x, V y, Z zero_division) {
+  if (y == 0) {
+    zero_division();
+    return V(0);
+  }
+  if constexpr (std::is_signed_v<V>) {
+    if (y == V(-1)) return V(-x);
+  }
+  return V(x / y);
+}
+template <class V, class Z>
+REFK_HOST_DEVICE inline V fmod_integral(V x, V y, Z zero_division) {
+  if (y == 0) {
+    zero_division();
+    return V(0);
+  }
+  if constexpr (std::is_signed_v<V>) {
+    if (y == V(-1)) return V(0);
+  }
+  return V(x % y);
+}
+
+template <class V>
+REFK_HOST_DEVICE inline V int_pow(V base, V exp) {
+  if constexpr (std::is_signed_v<V>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp % 2 == 0) ? 1 : -1;
+      return 0;
+    }
+  }
+  V result = 1;
+  while (exp) {
+    if (exp & 1) result = static_cast<V>(result * base);
+    exp = static_cast<V>(exp >> 1);
+    base = static_cast<V>(base * base);
+  }
+  return result;
+}
+template <class V>
+REFK_HOST_DEVICE inline V pow(V x, V y) {
+  if (y == V(2)) return x * x;
+  return std::pow(x, y);
+}
+
+// Shifts by a negative amount or past the width: 0, or the sign for >>.
+template <class V>
+REFK_HOST_DEVICE inline V lshift(V x, V y) {
+  using U = std::make_unsigned_t<V>;
+  if (negative(y) || y >= V(sizeof(V) * 8)) return V(0);
+  return static_cast<V>(static_cast<U>(x) << y);
+}
+template <class V>
+REFK_HOST_DEVICE inline V rshift(V x, V y) {
+  const V bits = V(sizeof(V) * 8);
+  if (negative(y) || y >= bits) {
+    if constexpr (std::is_signed_v<V>) return V(x >> (bits - 1));
+    return V(0);
+  }
+  return V(x >> y);
+}
+
+template <class V>
+REFK_HOST_DEVICE inline V xlogy(V x, V y) {
+  if (std::isnan(y)) return y;
+  if (x == V(0)) return V(0);
+  return x * std::log(y);
+}
+template <class V>
+REFK_HOST_DEVICE inline V logaddexp(V x, V y) {
+  if (std::isinf(x) && x == y) return x;
+  const V m = max_of(x, y);
+  return m + std::log1p(std::exp(-std::abs(x - y)));
+}
+
+// Activation backwards: g the incoming gradient, x the forward's input or
+// y its output (ATen's kernels' formulas).
+template <class V>
+REFK_HOST_DEVICE inline V threshold_backward(V g, V x, V threshold) {
+  return x <= threshold ? V(0) : g;
+}
+template <class V>
+REFK_HOST_DEVICE inline V sigmoid_backward(V g, V y) {
+  return g * (V(1) - y) * y;
+}
+template <class V>
+REFK_HOST_DEVICE inline V tanh_backward(V g, V y) {
+  return g * (V(1) - y * y);
+}
+// ATen's GeluBackwardKernelImpl: g * (cdf(x) + x * pdf(x)).
+template <class V>
+REFK_HOST_DEVICE inline V gelu_backward(V g, V x) {
+  const V cdf = V(0.5) * (V(1) + std::erf(x * V(0.70710678118654752440)));
+  const V pdf = V(0.39894228040143267794) * std::exp(V(-0.5) * x * x);
+  return g * (cdf + x * pdf);
+}
+template <class V>
+REFK_HOST_DEVICE inline V gelu_tanh_backward(V g, V x) {
+  const V beta = V(0.79788456080286535588), kappa = V(0.044715);
+  const V x_sq = x * x;
+  const V tanh_inner = std::tanh(beta * (x + kappa * x_sq * x));
+  const V left_derivative = V(0.5) * (V(1) + tanh_inner);
+  const V right_derivative = V(0.5) * x * (V(1) - tanh_inner * tanh_inner) * (beta * (V(1) + V(3) * kappa * x_sq));
+  return g * (left_derivative + right_derivative);
+}
+
+}  // namespace scalar
+}  // namespace refk
