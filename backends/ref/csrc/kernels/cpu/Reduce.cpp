@@ -8,7 +8,10 @@
 // - vertical: the reduced dim is outer and the kept dim contiguous (sum over
 //             dim 0): a row of accumulators advanced one input row at a time;
 // - strided:  anything else, one output at a time.
-// Floating inputs accumulate in double, integers in int64 (acc_t).
+// Floating inputs accumulate in double, integers in int64 (acc_t); the plan
+// and each op's accumulation are common/Reduce.h's, shared with the CUDA
+// library.
+#include "kernels/common/Reduce.h"
 #include "kernels/cpu/Common.h"
 
 #include <vector>
@@ -16,142 +19,35 @@
 namespace refk {
 namespace {
 
-// One reduction as init / step / combine (of two partial accumulators) /
-// finish (with the number of reduced elements).
+// Note [Two-level sums]: float sums run in float lanes over chunks of a
+// few thousand elements (four floats per SIMD op instead of two doubles),
+// and the chunk totals accumulate in double: as accurate as ATen's cascade
+// sum at its speed. lane_t is the type a reduction's lanes step in.
 template <class T, refkReduceOp OP>
-struct Reducer {
-  using A = std::conditional_t<OP == refkAmax || OP == refkAmin, opmath_t<T>,
-                               std::conditional_t<OP == refkAny || OP == refkAll, bool, acc_t<T>>>;
-  static A init() {
-    if constexpr (OP == refkProd) return A(1);
-    if constexpr (OP == refkAll) return true;
-    if constexpr (OP == refkAmax) {
-      if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
-      else return std::numeric_limits<A>::lowest();
-    }
-    if constexpr (OP == refkAmin) {
-      if constexpr (std::numeric_limits<A>::has_infinity) return std::numeric_limits<A>::infinity();
-      else return std::numeric_limits<A>::max();
-    }
-    return A(0);
-  }
-  // Note [Two-level sums]: float sums run in float lanes over chunks of a
-  // few thousand elements (four floats per SIMD op instead of two doubles),
-  // and the chunk totals accumulate in double: as accurate as ATen's cascade
-  // sum at its speed.
-  using L = std::conditional_t<(OP == refkSum || OP == refkMean || OP == refkNansum) && is_floating_v<T> &&
-                                   !std::is_same_v<T, double>,
-                               float, A>;
-  template <class X>
-  static X step(X acc, opmath_t<T> x) {
-    if constexpr (OP == refkSum || OP == refkMean) return acc + X(x);
-    if constexpr (OP == refkNansum) {
-      if constexpr (is_floating_v<T>) return x != x ? acc : acc + X(x);
-      else return acc + X(x);
-    }
-    if constexpr (OP == refkProd) return acc * X(x);
-    if constexpr (OP == refkAny) return acc || (x != opmath_t<T>(0));
-    if constexpr (OP == refkAll) return acc && (x != opmath_t<T>(0));
-    if constexpr (OP == refkAmax || OP == refkAmin) return combine(acc, X(x));
-    return acc;
-  }
-  template <class X>
-  static X combine(X a, X b) {
-    if constexpr (OP == refkProd) return a * b;
-    if constexpr (OP == refkAny) return a || b;
-    if constexpr (OP == refkAll) return a && b;
-    if constexpr (OP == refkAmax || OP == refkAmin) {
-      if constexpr (is_floating_v<T>) {
-        if (a != a) return a;
-        if (b != b) return b;
-      }
-      if constexpr (OP == refkAmax) return a > b ? a : b;
-      else return a < b ? a : b;
-    }
-    return a + b;
-  }
-};
-
-// Writes v into an element of any library dtype.
-template <class A>
-void write_value(refkDtype d, char* p, A v) {
-  dispatch(d, [&](auto tag) {
-    using O = typename decltype(tag)::type;
-    *reinterpret_cast<O*>(p) = store<O>(v);
-    return 0;
-  });
-}
-
-struct Shape {
-  int kept = 0, red = 0;
-  int64_t kept_sizes[REFK_MAX_DIMS], kept_in[REFK_MAX_DIMS], kept_out[REFK_MAX_DIMS];
-  int64_t red_sizes[REFK_MAX_DIMS], red_in[REFK_MAX_DIMS];
-  int64_t M = 1, K = 1;
-};
-
-// Kept and reduced dims (byte strides), size-1 dims dropped, adjacent dims merged.
-Shape plan(const refkTensor& out, const refkTensor& in, int nreduce) {
-  Shape s;
-  const int64_t isz = itemsize(in.dtype), osz = itemsize(out.dtype);
-  for (int d = 0; d < out.ndim; ++d) {
-    s.M *= in.sizes[d];
-    if (in.sizes[d] == 1) continue;
-    const int64_t si = in.strides[d] * isz, so = out.strides[d] * osz;
-    if (s.kept > 0 && s.kept_in[s.kept - 1] == si * in.sizes[d] && s.kept_out[s.kept - 1] == so * in.sizes[d]) {
-      s.kept_sizes[s.kept - 1] *= in.sizes[d];
-      s.kept_in[s.kept - 1] = si;
-      s.kept_out[s.kept - 1] = so;
-    } else {
-      s.kept_sizes[s.kept] = in.sizes[d];
-      s.kept_in[s.kept] = si;
-      s.kept_out[s.kept++] = so;
-    }
-  }
-  for (int d = out.ndim; d < out.ndim + nreduce; ++d) {
-    s.K *= in.sizes[d];
-    if (in.sizes[d] == 1) continue;
-    const int64_t si = in.strides[d] * isz;
-    if (s.red > 0 && s.red_in[s.red - 1] == si * in.sizes[d]) {
-      s.red_sizes[s.red - 1] *= in.sizes[d];
-      s.red_in[s.red - 1] = si;
-    } else {
-      s.red_sizes[s.red] = in.sizes[d];
-      s.red_in[s.red++] = si;
-    }
-  }
-  return s;
-}
-
-// Byte offset of linear index i in a row-major space of `n` dims.
-inline int64_t offset_of(int64_t i, int n, const int64_t* sizes, const int64_t* strides) {
-  int64_t off = 0;
-  for (int d = n - 1; d >= 0; --d) {
-    off += (i % sizes[d]) * strides[d];
-    i /= sizes[d];
-  }
-  return off;
-}
+using lane_t = std::conditional_t<(OP == refkSum || OP == refkMean || OP == refkNansum) && is_floating_v<T> &&
+                                      !std::is_same_v<T, double>,
+                                  float, typename Reducer<T, OP>::A>;
 
 template <class T, refkReduceOp OP>
 void reduce_typed(int threads, const refkTensor& out, const refkTensor& in, int nreduce, double correction) {
   using R = Reducer<T, OP>;
   using A = typename R::A;
-  const Shape s = plan(out, in, nreduce);
+  const ReduceShape s = plan_reduce(out, in, nreduce);
   const char* base = static_cast<const char*>(in.data);
   char* obase = static_cast<char*>(out.data);
   const int64_t K = s.K;
   auto finish = [&](A acc, char* dst, int64_t m_in) {
     if constexpr (OP == refkMean) {
-      write_value(out.dtype, dst, static_cast<double>(acc) / static_cast<double>(K));
+      write_value(out.dtype, dst, mean_value(acc, K));
     } else if constexpr (OP == refkVar) {
       // Second pass: the sum of squared deviations from the mean.
-      const double mean = static_cast<double>(acc) / static_cast<double>(K);
+      const double mean = mean_value(acc, K);
       double m2 = 0;
       for (int64_t k = 0; k < K; ++k) {
         const double x = static_cast<double>(load(*reinterpret_cast<const T*>(base + m_in + offset_of(k, s.red, s.red_sizes, s.red_in))));
         m2 += (x - mean) * (x - mean);
       }
-      write_value(out.dtype, dst, m2 / std::max(0.0, static_cast<double>(K) - correction));
+      write_value(out.dtype, dst, var_value(m2, K, correction));
     } else {
       write_value(out.dtype, dst, acc);
     }
@@ -167,7 +63,7 @@ void reduce_typed(int threads, const refkTensor& out, const refkTensor& in, int 
     const int64_t blocks = (n + kBlock - 1) / kBlock;
     parallel_for(rows * blocks, std::max<int64_t>(1, kGrain / std::max<int64_t>(K * kBlock, 1)), threads,
                  [&](int64_t b0, int64_t b1) {
-                   using L = typename R::L;
+                   using L = lane_t<T, OP>;
                    constexpr int64_t kRowChunk = 256;
                    A acc[kBlock];
                    L part[kBlock];
@@ -198,7 +94,7 @@ void reduce_typed(int threads, const refkTensor& out, const refkTensor& in, int 
       if (inner) {
         const T* p = reinterpret_cast<const T*>(base + m_in);
         // Note [Two-level sums]; for the other reductions L is A.
-        using L = typename Step::L;
+        using L = lane_t<T, OP == refkVar ? refkSum : OP>;
         constexpr int kLanes = 16;
         constexpr int64_t kChunk = 4096;
         for (int64_t k0 = 0; k0 < K; k0 += kChunk) {

@@ -1,10 +1,12 @@
 // Reductions of the CUDA reference library: refkReduce (one block per
 // output element, threads striding over the reduced elements, a shared
 // memory tree to combine), refkArgReduce (the same, carrying positions) and
-// refkCumsum (a thread per row). Floating inputs accumulate in double and
-// integers in int64 (the refkReduce contract, as the CPU library); half
-// types load through float. The output dtype is picked at run time, so
-// kernels are instantiated per input dtype and op only.
+// refkCumsum (a thread per row). The plan and each op's accumulation are
+// common/Reduce.h's, shared with the CPU library: floating inputs
+// accumulate in double and integers in int64; half types load through
+// float. The output dtype is picked at run time, so kernels are
+// instantiated per input dtype and op only.
+#include "kernels/common/Reduce.h"
 #include "kernels/cuda/Common.cuh"
 
 #include <cfloat>
@@ -15,118 +17,24 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// Kept and reduced dims of a reduction (byte strides), coalesced.
-struct Plan {
-  int kept = 0, red = 0;
-  int64_t kept_sizes[REFK_MAX_DIMS], kept_in[REFK_MAX_DIMS], kept_out[REFK_MAX_DIMS];
-  int64_t red_sizes[REFK_MAX_DIMS], red_in[REFK_MAX_DIMS];
-  int64_t M = 1, K = 1;
-  refkDtype out_dtype;
+using refk::mean_value;
+using refk::offset_of;
+using refk::Reducer;
+using refk::var_value;
+using refk::write_value;
+
+// The shared plan (common/Reduce.h) and the output dtype, passed to kernels
+// by value.
+struct Plan : refk::ReduceShape {
+  refkDtype out_dtype = refkFloat32;
 };
 
 Plan plan_reduce(const refkTensor& out, const refkTensor& in, int nreduce) {
   Plan s;
+  static_cast<refk::ReduceShape&>(s) = refk::plan_reduce(out, in, nreduce);
   s.out_dtype = out.dtype;
-  const int64_t isz = itemsize(in.dtype), osz = itemsize(out.dtype);
-  for (int d = 0; d < out.ndim; ++d) {
-    s.M *= in.sizes[d];
-    if (in.sizes[d] == 1) continue;
-    const int64_t si = in.strides[d] * isz, so = out.strides[d] * osz;
-    if (s.kept > 0 && s.kept_in[s.kept - 1] == si * in.sizes[d] && s.kept_out[s.kept - 1] == so * in.sizes[d]) {
-      s.kept_sizes[s.kept - 1] *= in.sizes[d];
-      s.kept_in[s.kept - 1] = si;
-      s.kept_out[s.kept - 1] = so;
-    } else {
-      s.kept_sizes[s.kept] = in.sizes[d];
-      s.kept_in[s.kept] = si;
-      s.kept_out[s.kept++] = so;
-    }
-  }
-  for (int d = out.ndim; d < out.ndim + nreduce; ++d) {
-    s.K *= in.sizes[d];
-    if (in.sizes[d] == 1) continue;
-    const int64_t si = in.strides[d] * isz;
-    if (s.red > 0 && s.red_in[s.red - 1] == si * in.sizes[d]) {
-      s.red_sizes[s.red - 1] *= in.sizes[d];
-      s.red_in[s.red - 1] = si;
-    } else {
-      s.red_sizes[s.red] = in.sizes[d];
-      s.red_in[s.red++] = si;
-    }
-  }
   return s;
 }
-
-__device__ inline int64_t offset_of(int64_t i, int n, const int64_t* sizes, const int64_t* strides) {
-  int64_t off = 0;
-  for (int d = n - 1; d >= 0; --d) {
-    off += (i % sizes[d]) * strides[d];
-    i /= sizes[d];
-  }
-  return off;
-}
-
-template <class A>
-__device__ void write_value(refkDtype d, char* p, A v) {
-  switch (d) {
-    case refkBool: *reinterpret_cast<bool*>(p) = store<bool>(v); break;
-    case refkUInt8: *reinterpret_cast<uint8_t*>(p) = store<uint8_t>(v); break;
-    case refkInt8: *reinterpret_cast<int8_t*>(p) = store<int8_t>(v); break;
-    case refkInt16: *reinterpret_cast<int16_t*>(p) = store<int16_t>(v); break;
-    case refkInt32: *reinterpret_cast<int32_t*>(p) = store<int32_t>(v); break;
-    case refkInt64: *reinterpret_cast<int64_t*>(p) = store<int64_t>(v); break;
-    case refkFloat16: *reinterpret_cast<Half*>(p) = store<Half>(v); break;
-    case refkBFloat16: *reinterpret_cast<BFloat16*>(p) = store<BFloat16>(v); break;
-    case refkFloat32: *reinterpret_cast<float*>(p) = store<float>(v); break;
-    case refkFloat64: *reinterpret_cast<double*>(p) = store<double>(v); break;
-  }
-}
-
-template <class T, refkReduceOp OP>
-struct Reducer {
-  using V = opmath_t<T>;
-  using A = std::conditional_t<OP == refkAmax || OP == refkAmin, V,
-                               std::conditional_t<OP == refkAny || OP == refkAll, bool, acc_t<T>>>;
-  __device__ static A init() {
-    if constexpr (OP == refkProd) return A(1);
-    if constexpr (OP == refkAll) return true;
-    if constexpr (OP == refkAmax) {
-      if constexpr (std::is_floating_point_v<A>) return A(-INFINITY);
-      else return std::numeric_limits<A>::lowest();
-    }
-    if constexpr (OP == refkAmin) {
-      if constexpr (std::is_floating_point_v<A>) return A(INFINITY);
-      else return std::numeric_limits<A>::max();
-    }
-    return A(0);
-  }
-  __device__ static A step(A acc, V x) {
-    if constexpr (OP == refkSum || OP == refkMean || OP == refkVar) return acc + A(x);
-    if constexpr (OP == refkNansum) {
-      if constexpr (is_floating_v<T>) return x != x ? acc : acc + A(x);
-      else return acc + A(x);
-    }
-    if constexpr (OP == refkProd) return acc * A(x);
-    if constexpr (OP == refkAny) return acc || (x != V(0));
-    if constexpr (OP == refkAll) return acc && (x != V(0));
-    if constexpr (OP == refkAmax || OP == refkAmin) return combine(acc, A(x));
-    return acc;
-  }
-  __device__ static A combine(A a, A b) {
-    if constexpr (OP == refkProd) return a * b;
-    if constexpr (OP == refkAny) return a || b;
-    if constexpr (OP == refkAll) return a && b;
-    if constexpr (OP == refkAmax || OP == refkAmin) {
-      if constexpr (is_floating_v<T>) {
-        if (a != a) return a;
-        if (b != b) return b;
-      }
-      if constexpr (OP == refkAmax) return a > b ? a : b;
-      else return a < b ? a : b;
-    }
-    return a + b;
-  }
-};
 
 // Combines one value per thread across the block; every thread gets the result.
 template <class A, class F>
@@ -157,9 +65,9 @@ __global__ void reduce_kernel(Plan s, const char* in, char* out, double correcti
     acc = block_combine(acc, [](A a, A b) { return R::combine(a, b); });
     char* dst = out + offset_of(m, s.kept, s.kept_sizes, s.kept_out);
     if constexpr (OP == refkMean) {
-      if (threadIdx.x == 0) write_value(s.out_dtype, dst, static_cast<double>(acc) / static_cast<double>(s.K));
+      if (threadIdx.x == 0) write_value(s.out_dtype, dst, mean_value(acc, s.K));
     } else if constexpr (OP == refkVar) {
-      const double mean = static_cast<double>(acc) / static_cast<double>(s.K);
+      const double mean = mean_value(acc, s.K);
       double m2 = 0;
       for (int64_t k = threadIdx.x; k < s.K; k += blockDim.x) {
         const double x = static_cast<double>(
@@ -167,8 +75,7 @@ __global__ void reduce_kernel(Plan s, const char* in, char* out, double correcti
         m2 += (x - mean) * (x - mean);
       }
       m2 = block_combine(m2, [](double a, double b) { return a + b; });
-      const double dof = static_cast<double>(s.K) - correction;
-      if (threadIdx.x == 0) write_value(s.out_dtype, dst, m2 / (dof > 0 ? dof : 0.0));
+      if (threadIdx.x == 0) write_value(s.out_dtype, dst, var_value(m2, s.K, correction));
     } else {
       if (threadIdx.x == 0) write_value(s.out_dtype, dst, acc);
     }
@@ -193,17 +100,16 @@ __global__ void reduce_per_thread_kernel(Plan s, const char* in, char* out, doub
     }
     char* dst = out + offset_of(m, s.kept, s.kept_sizes, s.kept_out);
     if constexpr (OP == refkMean) {
-      write_value(s.out_dtype, dst, static_cast<double>(acc) / static_cast<double>(s.K));
+      write_value(s.out_dtype, dst, mean_value(acc, s.K));
     } else if constexpr (OP == refkVar) {
-      const double mean = static_cast<double>(acc) / static_cast<double>(s.K);
+      const double mean = mean_value(acc, s.K);
       double m2 = 0;
       for (int64_t k = 0; k < s.K; ++k) {
         const double x = static_cast<double>(
             load(*reinterpret_cast<const T*>(row + offset_of(k, s.red, s.red_sizes, s.red_in))));
         m2 += (x - mean) * (x - mean);
       }
-      const double dof = static_cast<double>(s.K) - correction;
-      write_value(s.out_dtype, dst, m2 / (dof > 0 ? dof : 0.0));
+      write_value(s.out_dtype, dst, var_value(m2, s.K, correction));
     } else {
       write_value(s.out_dtype, dst, acc);
     }
