@@ -8,6 +8,7 @@
 #pragma once
 
 #include "kernels/RefKernels.h"
+#include "kernels/common/Descriptors.h"
 #include "kernels/common/Dtypes.h"
 
 #include <algorithm>
@@ -67,12 +68,6 @@ class Access {
   const void* ptrs_[kMax] = {};
   int n_ = 0;
 };
-
-inline int64_t numel(const refkTensor& t) {
-  int64_t n = 1;
-  for (int i = 0; i < t.ndim; ++i) n *= t.sizes[i];
-  return n;
-}
 
 // Element offset (in elements) of the i-th element in row-major order.
 inline int64_t offset_in(const refkTensor& t, int64_t i) {
@@ -217,14 +212,6 @@ void typed_rows(const Loop<NIN + 1>& loop, int threads, F f) {
       }
     }
   });
-}
-
-inline bool same_shape(const refkTensor& a, const refkTensor& b) {
-  if (a.ndim != b.ndim) return false;
-  for (int d = 0; d < a.ndim; ++d) {
-    if (a.sizes[d] != b.sizes[d]) return false;
-  }
-  return true;
 }
 
 // Checks that operands match the output's shape; an error status otherwise.

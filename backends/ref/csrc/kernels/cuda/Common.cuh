@@ -10,6 +10,7 @@
 #pragma once
 
 #include "kernels/RefKernels.h"
+#include "kernels/common/Descriptors.h"
 #include "kernels/common/Dtypes.h"
 
 #include <cuda_runtime.h>
@@ -21,7 +22,8 @@
 namespace refkc {
 
 // Storage types, conversions, cast rules, itemsize and dispatch are the CPU
-// library's (common/Dtypes.h): one definition, so the two cannot drift.
+// library's (common/Dtypes.h), as are numel and same_shape
+// (common/Descriptors.h): one definition, so the two cannot drift.
 using refk::acc_t;
 using refk::BFloat16;
 using refk::dispatch;
@@ -32,7 +34,9 @@ using refk::is_half_v;
 using refk::is_integral_v;
 using refk::itemsize;
 using refk::load;
+using refk::numel;
 using refk::opmath_t;
+using refk::same_shape;
 using refk::store;
 using refk::Tag;
 
@@ -48,20 +52,6 @@ refkStatus not_implemented(const char* entry);
 
 inline cudaStream_t stream_of(const refkContext* ctx) {
   return ctx == nullptr || ctx->stream == nullptr ? cudaStreamLegacy : reinterpret_cast<cudaStream_t>(ctx->stream);
-}
-
-inline int64_t numel(const refkTensor& t) {
-  int64_t n = 1;
-  for (int i = 0; i < t.ndim; ++i) n *= t.sizes[i];
-  return n;
-}
-
-inline bool same_shape(const refkTensor& a, const refkTensor& b) {
-  if (a.ndim != b.ndim) return false;
-  for (int d = 0; d < a.ndim; ++d) {
-    if (a.sizes[d] != b.sizes[d]) return false;
-  }
-  return true;
 }
 
 refkStatus check_shapes(const char* op, std::initializer_list<const refkTensor*> ts);
