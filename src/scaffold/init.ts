@@ -181,7 +181,9 @@ export function scaffoldVars(
     torch_version: torchVersion,
     opgen_version: VERSION,
     supported: ops.map((op) => `  - ${op}`).join("\n"),
-    runtime: referenceYaml().runtime.map((op) => `  - ${op}`).join("\n"),
+    runtime: referenceYaml()
+      .runtime.map((op) => `  - ${op}`)
+      .join("\n"),
   };
 }
 
@@ -324,7 +326,12 @@ export function init(dir: string, opts: InitOptions): InitResult {
       problems.length === 1 ? [] : problems.map((message) => ({ severity: "error" as const, message })),
     );
   }
-  const vars = scaffoldVars(opts.name, kind as DeviceKind, opts.torchVersion, kernelSetOps(kernels as KernelSet, kind as DeviceKind));
+  const vars = scaffoldVars(
+    opts.name,
+    kind as DeviceKind,
+    opts.torchVersion,
+    kernelSetOps(kernels as KernelSet, kind as DeviceKind),
+  );
   const files = renderScaffold(kind as DeviceKind, vars);
   for (const [rel, content] of files) {
     const abs = path.join(target, rel);

@@ -92,9 +92,12 @@ describe.skipIf(!hasNvcc)("init --device cuda, built where no GPU is", () => {
   it("opgen-backend test reports the whole run as skipped, with the reason", async () => {
     if (gpuPresent) return;
     const json = path.join(work, "skip.json");
-    const r = await cli(["test", project, "--python", python, "--ops", "add.Tensor,mm,sum.dim_IntList", "--json", json], {
-      PYTHONPATH: site,
-    });
+    const r = await cli(
+      ["test", project, "--python", python, "--ops", "add.Tensor,mm,sum.dim_IntList", "--json", json],
+      {
+        PYTHONPATH: site,
+      },
+    );
     expect(r.exitCode, String(r.all).slice(-2000)).toBe(0);
     expect(r.all).toMatch(/every task skipped: no gpudev device: no NVIDIA GPU/);
     const rep = parseReport(readFileSync(json, "utf8"), "skip.json");

@@ -9,8 +9,8 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import YAML from "yaml";
 import { describe, expect, it } from "vitest";
+import YAML from "yaml";
 import { kernelSetOps, renderScaffold, scaffoldVars } from "../../src/scaffold/init.js";
 
 const ROOT = path.resolve(__dirname, "..", "..");
@@ -169,7 +169,9 @@ describe("init --device cuda", () => {
       ),
     );
     expect(kernelSetOps("all", "cuda")).not.toContain("sort");
-    expect(kernelSetOps("starter", "cuda")).toEqual(listed("starter-ops.txt").filter((op) => listed("cuda-ops.txt").includes(op)));
+    expect(kernelSetOps("starter", "cuda")).toEqual(
+      listed("starter-ops.txt").filter((op) => listed("cuda-ops.txt").includes(op)),
+    );
     const yaml = String(files.get("backend.yaml"));
     expect(yaml).toMatch(/^ {2}- mm$/m);
     expect(yaml).not.toMatch(/^ {2}- index_select$/m);
