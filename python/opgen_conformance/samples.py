@@ -434,9 +434,16 @@ class _Unsupported(Exception):
 # reaches them on CPU (eager CPU has no kernel: the reference is
 # checks.py's). Their samples are made here: B = 3, H = 4, with and without
 # biases, non-contiguous, and an empty batch.
+_CELL_GATES = {
+    "_thnn_fused_lstm_cell": 4,
+    "_thnn_fused_lstm_cell_backward_impl": 4,
+    "_thnn_fused_gru_cell": 3,
+    "_thnn_fused_gru_cell_backward": 3,
+}
+
+
 def _cell_samples(base: str, dtype: torch.dtype) -> list[tuple[tuple, str]] | None:
-    gates = {"_thnn_fused_lstm_cell": 4, "_thnn_fused_lstm_cell_backward_impl": 4, "_thnn_fused_gru_cell": 3,
-             "_thnn_fused_gru_cell_backward": 3}.get(base)
+    gates = _CELL_GATES.get(base)
     if gates is None:
         return None
     found: list[tuple[tuple, str]] = []
@@ -490,6 +497,7 @@ _HANDMADE: dict[str, Callable[[torch.dtype], list[tuple[tuple, str]]]] = {
     "col2im": _col2im,
     "_embedding_bag": _embedding_bag,
     "_foreach_div_.ScalarList": lambda dt: [((_foreach_lists(dt, 1)[0], [2.0, -0.5]), "foreach")],
+    **{cell: (lambda dt, cell=cell: _cell_samples(cell, dt) or []) for cell in _CELL_GATES},
     "_foreach_addcdiv_.ScalarList": lambda dt: [
         ((*_foreach_lists(dt, 2), [t.abs() + 1 for t in _foreach_lists(dt, 1)[0]], [0.5, -1.0]), "foreach")
     ],
@@ -506,11 +514,6 @@ def synthesize(name: str, dtype: torch.dtype) -> list[Sample]:
     made = _HANDMADE.get(name) or _HANDMADE.get(name.partition(".")[0])
     if made is not None and dtype.is_floating_point:
         return [Sample(args, {}, f"schema:{v}", out_names=outs, out_dtypes=tuple(dtype for _ in outs)) for args, v in made(dtype)]
-    cells = _cell_samples(name.partition(".")[0], dtype) if dtype.is_floating_point else None
-    if cells is not None:
-        return [
-            Sample(args, {}, f"schema:{v}", out_names=outs, out_dtypes=tuple(dtype for _ in outs)) for args, v in cells
-        ]
     # Note [Factories name their device]: an operator without tensor
     # arguments (full, arange, rand) reaches a device only through its
     # `device` argument, so its samples pass CPU's, which the device run

@@ -116,6 +116,7 @@ export function acquireLock(file: string, what: string, hint: string): Lock {
       const release = () => {
         if (!held) return;
         held = false;
+        process.removeListener("exit", release);
         rmSync(lock, { force: true });
       };
       process.once("exit", release);
