@@ -19,10 +19,8 @@ import { VERSION } from "../version.js";
 type Register = (program: Command) => void;
 
 const GEN: () => Promise<Register> = async () => (await import("./gen.js")).registerGenCommands;
-const SCAFFOLD: () => Promise<Register> = async () =>
-  (await import("../scaffold/commands.js")).registerScaffoldCommands;
-const CONFORMANCE: () => Promise<Register> = async () =>
-  (await import("../conformance/commands.js")).registerConformanceCommands;
+const SCAFFOLD: () => Promise<Register> = async () => (await import("./scaffold.js")).registerScaffoldCommands;
+const CONFORMANCE: () => Promise<Register> = async () => (await import("./conformance.js")).registerConformanceCommands;
 const UPGRADE: () => Promise<Register> = async () => (await import("./upgrade.js")).registerUpgradeCommand;
 
 /** Registration order is the order `--help` lists commands in. */

@@ -21,7 +21,7 @@ export async function reportCoverage(project: string, python: string): Promise<R
       import("../torch/discover.js"),
       import("../model/catalog.js"),
       import("../backend/load.js"),
-      import("../cli/coverage.js"),
+      import("../dest/coverage.js"),
     ]);
     const catalog = await loadCatalog(await discoverTorch(python));
     const cov = computeCoverage(loadBackendYaml(yamlPath, catalog), catalog);

@@ -134,7 +134,7 @@ export interface ReportMeta {
 
 /**
  * The core-ATen overloads the backend does not register at all, as `coverage`
- * computes them (src/cli/coverage.ts computeCoverage, from backend.yaml and
+ * computes them (src/dest/coverage.ts computeCoverage, from backend.yaml and
  * the installed torch): the runner never derives them itself. `fate` says
  * what happens to a call: "cpu-fallback" (the boxed fallback copies to CPU),
  * "not-implemented" (fallback: none), "decomposes" or "composite-kernel".

@@ -30,7 +30,7 @@ function banner(config: BackendConfig): string {
   return `${BANNER} from ${path.basename(config.file)}. Do not edit: rerun \`opgen-backend gen\`.`;
 }
 
-function yamlSha256(config: BackendConfig, opts: GenerateOptions): string {
+export function yamlSha256(config: BackendConfig, opts: GenerateOptions): string {
   const bytes = opts.yamlText ?? readFileSync(opts.sourceYamlPath ?? config.file);
   return createHash("sha256").update(bytes).digest("hex");
 }

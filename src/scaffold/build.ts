@@ -15,14 +15,14 @@
  * relinks. setup.py lists headers as `depends` so a header-only edit still
  * reaches ninja.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Command } from "commander";
 import { execa } from "execa";
-import { registerGenCommands } from "../cli/gen.js";
+import { runGen } from "../pipeline/gen.js";
 import { discoverTorch } from "../torch/discover.js";
-import { UserError } from "../util/errors.js";
+import { formatDiagnostic, UserError } from "../util/errors.js";
+import { writeSummary } from "../write/summary.js";
 
 export interface BuildOptions {
   /** Python to build against; the discover rule applies (else OPGEN_PYTHON, else python3). */
@@ -69,7 +69,7 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
     const install = await discoverTorch(opts.python);
     log(`[build] torch ${install.version} (${install.python})`);
     log("[build] gen backend.yaml -> csrc/generated");
-    return { install, names: await generate(root, install.python) };
+    return { install, names: await generate(root, install.python, log) };
   });
 
   log("[build] pip install --no-build-isolation (ninja)");
@@ -196,31 +196,20 @@ function progress(line: string, root: string): { text: string; source?: string }
   return { text: `[build] [${m[1]}/${m[2]}] ${m[3]!.split(" ")[0]}` };
 }
 
-/** What gen recorded about the project (op_manifest.json): its device and Python package names. */
+/** The project's device and Python package names, as gen resolved them from backend.yaml. */
 interface ProjectNames {
   readonly device: string;
   readonly pythonPackage: string;
 }
 
-function projectNames(root: string): ProjectNames {
-  const m = JSON.parse(readFileSync(path.join(root, GENERATED, "op_manifest.json"), "utf8")) as {
-    device: string;
-    python_package: string;
-  };
-  return { device: m.device, pythonPackage: m.python_package };
-}
-
 /**
- * Runs `opgen-backend gen backend.yaml -o csrc/generated` in process (the same
- * command, so the same checks, report and write-if-changed), then reads back
- * the names gen resolved, so build never re-derives backend.yaml's defaults.
+ * Runs gen backend.yaml -> csrc/generated (the same service as `opgen-backend
+ * gen`, so the same checks and write-if-changed) and takes the names from the
+ * config it resolved, so build never re-derives backend.yaml's defaults.
  */
-async function generate(root: string, python: string): Promise<ProjectNames> {
-  const program = new Command().exitOverride();
-  registerGenCommands(program);
-  await program.parseAsync(
-    ["gen", path.join(root, "backend.yaml"), "-o", path.join(root, GENERATED), "--python", python],
-    { from: "user" },
-  );
-  return projectNames(root);
+async function generate(root: string, python: string, log: (line: string) => void): Promise<ProjectNames> {
+  const g = await runGen({ yamlPath: path.join(root, "backend.yaml"), outDir: path.join(root, GENERATED), python });
+  for (const w of g.config.warnings) process.stderr.write(`${formatDiagnostic(w)}\n`);
+  for (const line of writeSummary(g.result, {}, "gen")) log(line);
+  return { device: g.config.device, pythonPackage: g.config.pythonPackage };
 }

@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBackendYaml } from "../../src/backend/load.js";
 import type { BackendConfig } from "../../src/backend/types.js";
-import { computeCoverage } from "../../src/cli/coverage.js";
+import { computeCoverage } from "../../src/dest/coverage.js";
 import { buildPlan, generate, kernelStubs, missingKernels, normalizeParam } from "../../src/dest/index.js";
 import { loadCatalog } from "../../src/model/catalog.js";
 import type { OperatorCatalog } from "../../src/model/types.js";

@@ -1,13 +1,13 @@
 /**
  * `opgen-backend init` and `opgen-backend build`: commander wiring only
- * (src/cli/main.ts calls registerScaffoldCommands).
+ * (src/cli/main.ts calls registerScaffoldCommands); the commands live in src/scaffold.
  */
 import path from "node:path";
 import type { Command } from "commander";
+import { build } from "../scaffold/build.js";
+import { DEVICE_KINDS, init, KERNEL_SETS } from "../scaffold/init.js";
 import { discoverTorch } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
-import { build } from "./build.js";
-import { DEVICE_KINDS, init, KERNEL_SETS } from "./init.js";
 
 /** The torch release `init` pins by default (Note [Pinned torch]): the discovered torch's, if it is a release. */
 async function discoveredRelease(python?: string): Promise<string> {

@@ -8,9 +8,9 @@
  * from, so coverage can never disagree with what is registered.
  */
 import type { BackendConfig } from "../backend/types.js";
-import { buildPlan } from "../dest/index.js";
 import type { NativeFunction, OperatorCatalog } from "../model/types.js";
 import { assertNever } from "../util/errors.js";
+import { buildPlan } from "./plan.js";
 
 export type Fate = "decomposes" | "composite-kernel" | "cpu-fallback" | "not-implemented";
 

@@ -1,14 +1,12 @@
 /**
  * `opgen-backend test [project-dir]` and `opgen-backend report merge`:
- * commander wiring only (src/cli/main.ts calls registerConformanceCommands).
+ * commander wiring only (src/cli/main.ts calls registerConformanceCommands); the runner lives in src/conformance.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, totalmem } from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
-import { UserError } from "../util/errors.js";
-import { style } from "../util/term.js";
-import { mergeReports, missingShards, parseReport } from "./aggregate.js";
+import { mergeReports, missingShards, parseReport } from "../conformance/aggregate.js";
 import {
   DiffInputError,
   diffReports,
@@ -17,10 +15,12 @@ import {
   diffToTerminal,
   isProblem,
   readReportForDiff,
-} from "./diff.js";
-import { checkOutcome, runTest, writeOutputs } from "./driver.js";
-import { toTerminal } from "./formats.js";
-import { defaultWorkerMemory, parseDtypes, parseMemorySize, parseOpGlobs, parseShard } from "./select.js";
+} from "../conformance/diff.js";
+import { checkOutcome, runTest, writeOutputs } from "../conformance/driver.js";
+import { toTerminal } from "../conformance/formats.js";
+import { defaultWorkerMemory, parseDtypes, parseMemorySize, parseOpGlobs, parseShard } from "../conformance/select.js";
+import { UserError } from "../util/errors.js";
+import { style } from "../util/term.js";
 
 function int(flag: string, min: number): (v: string) => number {
   return (v: string) => {

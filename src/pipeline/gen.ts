@@ -1,0 +1,73 @@
+/**
+ * The `gen` pipeline as one call, for every command that generates:
+ * torch discovery -> operator catalog -> backend YAML -> plan -> emitters ->
+ * writer. `opgen-backend gen` and `opgen-backend build` both run it, so they
+ * apply the same checks and the same write-if-changed; it returns what it
+ * decided (config, plan, write results) and prints nothing: callers report.
+ */
+import type { BackendConfig } from "../backend/types.js";
+import type { Plan } from "../dest/plan.js";
+import type { OperatorCatalog } from "../model/types.js";
+import { discoverTorch } from "../torch/discover.js";
+import type { Diagnostic } from "../util/errors.js";
+import { type WriteOptions, type WriteResult, writeFiles } from "../write/files.js";
+
+// The pipeline's modules are imported when gen runs, in parallel with the
+// Python probe (loadInputs), so that nothing waits needlessly.
+const catalogModule = () => import("../model/catalog.js");
+const backendModule = () => import("../backend/load.js");
+const destModule = () => import("../dest/index.js");
+
+/** The operator catalog of `python`'s torch and the backend YAML checked against it. */
+export async function loadInputs(
+  yamlPath: string,
+  python?: string,
+): Promise<{ catalog: OperatorCatalog; config: BackendConfig }> {
+  // Start Python first; load our modules while it runs.
+  const installP = discoverTorch(python);
+  installP.catch(() => {});
+  const [{ loadCatalog }, { loadBackendYaml }] = await Promise.all([catalogModule(), backendModule()]);
+  const catalog = await loadCatalog(await installP);
+  const config = loadBackendYaml(yamlPath, catalog);
+  return { catalog, config };
+}
+
+export interface GenRequest {
+  readonly yamlPath: string;
+  readonly outDir: string;
+  /** The Python whose torch we generate for (the discover rule applies when absent). */
+  readonly python?: string;
+  readonly mode?: WriteOptions;
+  /** Also write a skeleton .cpp per kernel without a definition here (create-only). */
+  readonly stubsDir?: string;
+  /** Check that kernel sources under this directory define every kernel. */
+  readonly implPath?: string;
+}
+
+export interface GenOutcome {
+  readonly config: BackendConfig;
+  readonly catalog: OperatorCatalog;
+  readonly plan: Plan;
+  readonly result: WriteResult;
+  readonly stubs?: WriteResult;
+  /** The `implPath` check's findings (errors and warnings). */
+  readonly kernelProblems: readonly Diagnostic[];
+}
+
+export async function runGen(req: GenRequest): Promise<GenOutcome> {
+  // The emitters load while the probe runs.
+  const dest = destModule();
+  dest.catch(() => {});
+  const { catalog, config } = await loadInputs(req.yamlPath, req.python);
+  const { buildPlan, generateFromPlan, kernelStubs, missingKernels, yamlSha256 } = await dest;
+  const plan = buildPlan(config, catalog);
+  const files = generateFromPlan(plan, catalog, yamlSha256(config, { sourceYamlPath: req.yamlPath }));
+  const mode = req.mode ?? {};
+  const result = writeFiles(req.outDir, files, mode);
+  const stubs =
+    req.stubsDir === undefined
+      ? undefined
+      : writeFiles(req.stubsDir, kernelStubs(config, catalog, { existingDirs: [req.stubsDir] }), mode);
+  const kernelProblems = req.implPath === undefined ? [] : missingKernels(config, catalog, req.implPath);
+  return { config, catalog, plan, result, stubs, kernelProblems };
+}
