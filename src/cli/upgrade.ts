@@ -10,11 +10,16 @@ import type { Manifest } from "../dest/manifest.js";
 import { loadCatalog } from "../model/catalog.js";
 import type { OperatorCatalog } from "../model/types.js";
 import { discoverTorch } from "../torch/discover.js";
+import type { FetchOptions } from "../upgrade/wheel.js";
 import { formatDiagnostic, UserError } from "../util/errors.js";
+import { style } from "../util/term.js";
 
 interface UpgradeOpts {
   python?: string;
+  torchVersion?: string;
   fromPython?: string;
+  cacheDir?: string;
+  offline?: boolean;
   json?: boolean;
   markdown?: string;
 }
@@ -48,23 +53,51 @@ function readManifest(file: string): Manifest {
 }
 
 /**
- * The torch the manifest was generated against, when an interpreter we can
- * find has it: --from-python, else $OPGEN_PYTHON / python3 (when not the target).
+ * The torch the manifest was generated against, for dispatch and core-ATen
+ * changes by name: --from-python, else $OPGEN_PYTHON / python3 when it has
+ * that torch, else its YAMLs from PyPI (Note [Schemas from a wheel]; with
+ * --offline, from the cache only). Null (with a note on stderr) when none of these has it.
  */
-async function baselineCatalog(manifest: Manifest, explicit: string | undefined, targetTorchDir: string) {
+async function baselineCatalog(
+  manifest: Manifest,
+  opts: UpgradeOpts,
+  fetchOpts: FetchOptions,
+): Promise<OperatorCatalog | null> {
+  const explicit = opts.fromPython;
   try {
     const install = await discoverTorch(explicit);
-    if (!explicit && install.torchDir === targetTorchDir) return null;
-    if (install.version.replace(/\+.*$/, "") !== manifest.torch_version) {
-      if (explicit)
-        bad(`--from-python has torch ${install.version}; the manifest was generated with ${manifest.torch_version}`);
-      return null;
-    }
-    return await loadCatalog(install);
+    if (install.version.replace(/\+.*$/, "") === manifest.torch_version) return await loadCatalog(install);
+    if (explicit)
+      bad(`--from-python has torch ${install.version}; the manifest was generated with ${manifest.torch_version}`);
   } catch (e) {
     if (e instanceof BadInput || explicit) throw e;
+  }
+  try {
+    const { fetchTorchSchemas } = await import("../upgrade/wheel.js");
+    return await loadCatalog(await fetchTorchSchemas(manifest.torch_version, fetchOpts));
+  } catch (e) {
+    if (!(e instanceof UserError)) throw e;
+    process.stderr.write(`opgen-backend: upgrade: note: no baseline torch ${manifest.torch_version} (${e.message})\n`);
     return null;
   }
+}
+
+/** The target torch's catalog: another interpreter's (--python), or a release's YAMLs from PyPI (--torch-version). */
+async function targetCatalog(
+  pin: string,
+  opts: UpgradeOpts,
+  fetchOpts: FetchOptions,
+  checkTargetVersion: (pin: string, target: string) => void,
+): Promise<OperatorCatalog> {
+  if (opts.torchVersion !== undefined) {
+    if (opts.python) bad("--python and --torch-version both name the target torch; pass one");
+    checkTargetVersion(pin, opts.torchVersion);
+    const { fetchTorchSchemas } = await import("../upgrade/wheel.js");
+    return loadCatalog(await fetchTorchSchemas(opts.torchVersion, fetchOpts));
+  }
+  const install = await discoverTorch(opts.python);
+  checkTargetVersion(pin, install.version);
+  return loadCatalog(install);
 }
 
 export function registerUpgradeCommand(program: Command): void {
@@ -73,6 +106,12 @@ export function registerUpgradeCommand(program: Command): void {
     .description("report what moving the project to another torch changes for this backend (writes nothing)")
     .argument("[dir]", "the project directory (backend.yaml, csrc/generated/op_manifest.json)", ".")
     .option("--python <path>", "the Python with the target torch (else $OPGEN_PYTHON, else python3)")
+    .option(
+      "--torch-version <x.y.z>",
+      "the target torch release, without installing it: its operator schemas are read from its wheel on PyPI ($OPGEN_PYPI_URL) and cached",
+    )
+    .option("--cache-dir <dir>", "where fetched schemas are kept (else $OPGEN_CACHE_DIR, else ~/.cache/opgen-backend)")
+    .option("--offline", "use only cached schemas; never ask PyPI")
     .option(
       "--from-python <path>",
       "a Python with the torch the manifest was generated against, for dispatch and core-ATen changes by name",
@@ -86,7 +125,7 @@ Exit status:
   0  the target torch changes nothing for this backend
   1  action needed (signatures, removed overloads, dispatch, tags, derived siblings, core ATen)
   2  bad input: no manifest (or one older than backend.yaml), a torch older than the
-     project's pin, a nightly torch`,
+     project's pin, a nightly torch, a --torch-version PyPI does not have (or no network)`,
     )
     .action(async (dir: string, opts: UpgradeOpts) => {
       const [{ compareUpgrade, checkTargetVersion }, fmt, { sourceFiles }] = await Promise.all([
@@ -107,12 +146,12 @@ Exit status:
             `${yamlFile} changed since op_manifest.json was generated; run \`opgen-backend gen\` with the current torch first`,
           );
         }
-        const install = await discoverTorch(opts.python);
-        checkTargetVersion(projectPin(dir, manifest), install.version);
-        const [target, baseline] = await Promise.all([
-          loadCatalog(install),
-          baselineCatalog(manifest, opts.fromPython, install.torchDir),
-        ]);
+        const fetchOpts: FetchOptions = { offline: Boolean(opts.offline), cacheDir: opts.cacheDir };
+        const target = await targetCatalog(projectPin(dir, manifest), opts, fetchOpts, checkTargetVersion);
+        const baseline =
+          target.torchVersion.replace(/\+.*$/, "") === manifest.torch_version
+            ? target
+            : await baselineCatalog(manifest, opts, fetchOpts);
         const kernelSources = sourceFiles(path.join(dir, "csrc")).filter(
           (f) => !path.resolve(f).startsWith(path.resolve(generated) + path.sep),
         );
@@ -120,7 +159,7 @@ Exit status:
           manifest,
           yamlText,
           yamlFile,
-          target: target as OperatorCatalog,
+          target,
           baseline,
           kernelSources,
         });
@@ -134,7 +173,7 @@ Exit status:
         mkdirSync(path.dirname(path.resolve(opts.markdown)), { recursive: true });
         writeFileSync(opts.markdown, fmt.upgradeToMarkdown(report));
       }
-      process.stdout.write(opts.json ? fmt.upgradeToJson(report) : fmt.upgradeToTerminal(report));
+      process.stdout.write(opts.json ? fmt.upgradeToJson(report) : fmt.upgradeToTerminal(report, style()));
       if (report.actionNeeded) {
         throw new UserError(`upgrade to torch ${report.toTorch}: action needed`);
       }

@@ -96,13 +96,18 @@ function runProbe(python: string): Promise<ProbeRun> {
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let error: NodeJS.ErrnoException | null = null;
-    const child = spawn(python, ["-c", PROBE], { stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 });
+    const child = spawn(python, ["-c", PROBE], { stdio: ["ignore", "pipe", "pipe"] });
+    // Not spawn's `timeout` option: its timer outlives a Python that failed to start
+    // (ENOENT), keeping the process alive for the whole timeout after the command is done.
+    const timer = setTimeout(() => child.kill("SIGTERM"), 120_000);
+    timer.unref();
     child.stdout.on("data", (b: Buffer) => out.push(b));
     child.stderr.on("data", (b: Buffer) => err.push(b));
     child.on("error", (e: NodeJS.ErrnoException) => {
       error = e;
     });
     child.on("close", (status, signal) => {
+      clearTimeout(timer);
       resolve({
         error,
         status,

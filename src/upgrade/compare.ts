@@ -25,8 +25,9 @@
  * - dispatch: the overload became (or stopped being) CompositeImplicitAutograd
  *   or CompositeExplicitAutograd. The manifest does not record dispatch
  *   tables, so this needs the baseline catalog (the torch the manifest was
- *   generated against); without one, listed overloads that are
- *   CompositeImplicitAutograd in the target are noted, not judged.
+ *   generated against: an installed one, or its YAMLs read from its wheel on
+ *   PyPI, Note [Schemas from a wheel]); without one, listed overloads that
+ *   are CompositeImplicitAutograd in the target are noted, not judged.
  * - tags: tags added or removed (`core` among them).
  *
  * And for the whole torch: core-ATen counts before (manifest core_total) and

@@ -1,6 +1,10 @@
 /** The upgrade report for people (terminal, Markdown for the upgrade pull request) and machines (JSON). */
 import { formatDiagnostic, formatLoc } from "../util/errors.js";
+import type { Style } from "../util/term.js";
 import type { Change, OverloadReport, UpgradeReport } from "./compare.js";
+
+const id = (x: string) => x;
+const plain: Style = { red: id, green: id, yellow: id, dim: id, bold: id };
 
 function changeLines(c: Change): string[] {
   switch (c.kind) {
@@ -41,12 +45,6 @@ function linesOf(o: OverloadReport): string[] {
   return lines;
 }
 
-function overloadBlock(o: OverloadReport): string[] {
-  const at = o.loc ? ` (${formatLoc(o.loc)})` : "";
-  const [first, ...rest] = linesOf(o);
-  return [`${o.op}${at}: ${first}`, ...rest.map((l) => `    ${l}`)];
-}
-
 function headline(r: UpgradeReport): string {
   const s = r.summary;
   return (
@@ -75,12 +73,48 @@ function tailLines(r: UpgradeReport): string[] {
   return out;
 }
 
-export function upgradeToTerminal(r: UpgradeReport): string {
-  const lines = [headline(r)];
-  for (const d of r.yamlErrors) lines.push(`backend.yaml against ${r.toTorch}: ${formatDiagnostic(d)}`);
-  for (const o of r.overloads) if (o.changes.length) lines.push(...overloadBlock(o));
+const CHANGE_WORDS: Record<Change["kind"], string> = {
+  signature: "signature changed",
+  schema: "schema changed",
+  removed: "removed",
+  dispatch: "dispatch changed",
+  tags: "tags changed",
+};
+
+/** How much a change asks of the vendor: a break first, then what silently changes behaviour, then the rest. */
+function severity(c: Change): "break" | "behaviour" | "note" {
+  if (c.kind === "signature" || c.kind === "removed") return "break";
+  if (c.kind === "dispatch") return "behaviour";
+  return "note";
+}
+
+const pad = (s: string, n: number) => s + " ".repeat(Math.max(0, n - s.length));
+
+/**
+ * The report as a terminal table: one row per changed overload (overload,
+ * change, where backend.yaml lists it), the details indented under it, then
+ * the torch-wide lines. Colour from `s` (src/util/term: only on a TTY, never
+ * with NO_COLOR): breaks red, dispatch changes yellow.
+ */
+export function upgradeToTerminal(r: UpgradeReport, s: Style = plain): string {
+  const lines = [s.bold(headline(r)) + (r.baseline ? "" : s.dim(" (no baseline torch)"))];
+  for (const d of r.yamlErrors) lines.push(s.red(`backend.yaml against ${r.toTorch}: ${formatDiagnostic(d)}`));
+  const changed = r.overloads.filter((o) => o.changes.length);
+  if (changed.length) {
+    const rows = changed.map((o) => ({ o, change: o.changes.map((c) => CHANGE_WORDS[c.kind]).join(", ") }));
+    const w0 = Math.max("OVERLOAD".length, ...rows.map((x) => x.o.op.length));
+    const w1 = Math.max("CHANGE".length, ...rows.map((x) => x.change.length));
+    lines.push("", s.dim(`${pad("OVERLOAD", w0)}  ${pad("CHANGE", w1)}  LISTED AT`));
+    for (const { o, change } of rows) {
+      const worst = o.changes.map(severity);
+      const paint = worst.includes("break") ? s.red : worst.includes("behaviour") ? s.yellow : (x: string) => x;
+      lines.push(`${pad(o.op, w0)}  ${paint(pad(change, w1))}  ${o.loc ? formatLoc(o.loc) : "-"}`);
+      for (const l of linesOf(o)) lines.push(s.dim(`    ${l}`));
+    }
+    lines.push("");
+  }
   lines.push(...tailLines(r));
-  lines.push(r.actionNeeded ? "action needed" : "nothing to do");
+  lines.push(r.actionNeeded ? s.bold(s.red("action needed")) : s.green("nothing to do"));
   return `${lines.join("\n")}\n`;
 }
 
