@@ -202,16 +202,6 @@ export const tupleC = (elems: readonly CType[]): TupleCType => new Tuple([...ele
 export const listC: (elem: CType) => ListCType = interned((elem: CType) => new List(elem));
 export const arrayRefC: (elem: CType) => ArrayRefCType = interned((elem: CType) => new ArrayRef(elem));
 
-/** Structural equality (types are small trees; printing is canonical). */
-export function ctypeEquals(a: CType, b: CType): boolean {
-  return a.cpp() === b.cpp();
-}
-
-/** The type with one outer `const &` / `&` removed. */
-export function stripRef(t: CType): CType {
-  return t.kind === "constRef" || t.kind === "mutRef" ? t.elem : t;
-}
-
 // The named C++ types the dispatcher API uses (torchgen api/types/types.py).
 export const T = Object.freeze({
   void: baseC("void"),

@@ -255,15 +255,3 @@ export function kernelSignature(f: NativeFunction, symint: boolean): DispatcherS
   const name = dispatcherName(f.func) + (symint ? "_symint" : "");
   return new DispatcherSignature(f.func, cppFlags(f, symint), name);
 }
-
-/** torchgen cpp.return_names: how each return is referred to in wrapper code. */
-export function returnNames(f: NativeFunction, fallback = "result"): string[] {
-  const s = f.func;
-  const all = jitArguments(s);
-  return s.returns.map((r, i) => {
-    if (s.name.name.inplace) return "self";
-    if (s.arguments.out.length > 0) return s.arguments.out[i]?.name ?? `${fallback}${i}`;
-    if (r.name) return all.some((a) => a.name === r.name) ? `${r.name}_return` : r.name;
-    return s.returns.length === 1 ? fallback : `${fallback}${i}`;
-  });
-}

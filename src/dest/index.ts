@@ -16,8 +16,6 @@ import { buildPlan, type Plan } from "./plan.js";
 import { registerModels } from "./register.js";
 import { render } from "./templates.js";
 
-export type GeneratedFile = OutputFile;
-
 export interface GenerateOptions {
   /** The backend YAML's bytes or text, for `yaml_sha256` (read from `sourceYamlPath`/config.file when absent). */
   readonly yamlText?: string | Uint8Array;
@@ -35,16 +33,16 @@ export function yamlSha256(config: BackendConfig, opts: GenerateOptions): string
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-export function generate(config: BackendConfig, catalog: OperatorCatalog, opts: GenerateOptions = {}): GeneratedFile[] {
+export function generate(config: BackendConfig, catalog: OperatorCatalog, opts: GenerateOptions = {}): OutputFile[] {
   const plan = buildPlan(config, catalog);
   return generateFromPlan(plan, catalog, yamlSha256(config, opts));
 }
 
-export function generateFromPlan(plan: Plan, catalog: OperatorCatalog, sha256: string): GeneratedFile[] {
+export function generateFromPlan(plan: Plan, catalog: OperatorCatalog, sha256: string): OutputFile[] {
   const c = plan.config;
   const headerName = headerFileName(plan);
   const b = banner(c);
-  const files: GeneratedFile[] = [{ path: headerName, content: emitHeader(plan, b) }];
+  const files: OutputFile[] = [{ path: headerName, content: emitHeader(plan, b) }];
   for (const model of registerModels(plan, headerName, b)) {
     files.push({
       path: `Register${model.dispatchKey}.cpp`,

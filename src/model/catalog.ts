@@ -9,9 +9,7 @@
  * only when an operator of its group is first asked for (Note [Lazy catalog]
  * in lazy.ts: a cold `gen` of the core-ATen set parses ~1/5 of the file),
  * memoizes per YAML path, and leaves derivatives.yaml until
- * `catalog.derivatives` is first read. A caller may also pass `cacheDir` to
- * keep a snapshot of the built catalog across processes (snapshot.ts); the
- * model itself never decides to write anywhere.
+ * `catalog.derivatives` is first read. The model never writes anywhere.
  */
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
@@ -19,7 +17,6 @@ import type { TorchInstall } from "../torch/discover.js";
 import { parseDerivativesYaml } from "./derivatives.js";
 import { LazyMap, LazyNativeFunctions } from "./lazy.js";
 import { groupFunctions, isGroup, parseNativeFunctionsYaml } from "./native.js";
-import { readSnapshot, type SnapshotData, snapshotPath, writeSnapshot } from "./snapshot.js";
 import { parseTagsYaml } from "./tags.js";
 import type { DerivativeInfo, NativeFunction, NativeFunctionsGroup, OperatorCatalog, TagInfo } from "./types.js";
 
@@ -34,21 +31,10 @@ export interface CatalogSources {
   readonly derivativesYaml: string;
 }
 
-export interface LoadCatalogOptions {
-  /**
-   * Directory for a snapshot of the built catalog, keyed by the YAML contents
-   * (e.g. ~/.cache/opgen-backend). Unset: nothing is written or read.
-   */
-  readonly cacheDir?: string;
-}
-
 const cache = new Map<string, Promise<OperatorCatalog>>();
 
 /** The catalog of `install`'s torch; built once per native_functions.yaml path per process. */
-export function loadCatalog(
-  install: TorchInstall | CatalogSources,
-  opts: LoadCatalogOptions = {},
-): Promise<OperatorCatalog> {
+export function loadCatalog(install: TorchInstall | CatalogSources): Promise<OperatorCatalog> {
   const key = install.nativeFunctionsYaml;
   let p = cache.get(key);
   if (!p) {
@@ -57,13 +43,7 @@ export function loadCatalog(
         readFile(install.nativeFunctionsYaml, "utf8"),
         readFile(install.tagsYaml, "utf8"),
       ]);
-      if (!opts.cacheDir) return buildCatalog(install, nf, tags);
-      const snap = snapshotPath(opts.cacheDir, nf, tags);
-      const data = readSnapshot(snap);
-      if (data) return assembleCatalog(install, data);
-      const built = parseCatalogData(install, nf, tags);
-      writeSnapshot(snap, built);
-      return assembleCatalog(install, built);
+      return buildCatalog(install, nf, tags);
     })();
     cache.set(key, p);
     p.catch(() => cache.delete(key));
@@ -118,14 +98,14 @@ function lazyCatalog(src: CatalogSources, lazy: LazyNativeFunctions, tags: reado
   });
 }
 
-function parseCatalogData(src: CatalogSources, nativeFunctionsText: string, tagsText: string): SnapshotData {
-  const tags = parseTagsYaml(tagsText, src.tagsYaml);
-  const validTags = new Set(tags.map((t) => t.tag));
-  const { functions, groups } = parseNativeFunctionsYaml(nativeFunctionsText, src.nativeFunctionsYaml, validTags);
-  return { functions, groups, tags };
+/** What an eagerly parsed catalog is assembled from. */
+interface CatalogData {
+  readonly functions: readonly NativeFunction[];
+  readonly groups: readonly (NativeFunctionsGroup | NativeFunction)[];
+  readonly tags: readonly TagInfo[];
 }
 
-function assembleCatalog(src: CatalogSources, data: SnapshotData): OperatorCatalog {
+function assembleCatalog(src: CatalogSources, data: CatalogData): OperatorCatalog {
   const { functions, groups, tags } = data;
   const byName = new Map<string, NativeFunction>();
   for (const f of functions) byName.set(f.name, f);

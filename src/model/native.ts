@@ -123,11 +123,6 @@ export function parseNativeFunctionsYaml(
   return { functions, groups: flattenGroups(pre) };
 }
 
-/** The functions of native_functions.yaml, then the generated ones. */
-export function parseNativeFunctions(text: string, file: string, validTags: ReadonlySet<string>): NativeFunction[] {
-  return [...parseNativeFunctionsYaml(text, file, validTags).functions];
-}
-
 /**
  * Typed access to the entry fromYaml is reading; problems become Diagnostics
  * pointing at the value of the key (plus an offset inside it), or at the key
@@ -550,11 +545,6 @@ export function isViewOp(f: NativeFunction): boolean {
 function aliasesWildcard(args: readonly Argument[]): boolean {
   for (let i = 0; i < args.length; i++) if (args[i]!.annotation?.aliasSetAfter.includes("*")) return true;
   return false;
-}
-
-/** Returns `fns` followed by the operators torchgen generates (Note [Autogen'd operators]). */
-export function addGeneratedNativeFunctions(fns: readonly NativeFunction[]): NativeFunction[] {
-  return generateInto(fns, preGroup(fns));
 }
 
 /** torchgen add_generated_native_functions; also adds each generated function to its group in `pre`. */

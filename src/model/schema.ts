@@ -71,10 +71,6 @@ const AUGMENTED_ASSIGNMENT_NAMES: ReadonlySet<string> = new Set([
 // base-type comparison an identity check in the common case.
 const BASE_TYPE_CACHE = new Map<string, Type>(BASE_TYPES.map((n) => [n, Object.freeze({ kind: "base", name: n })]));
 
-export function baseType(name: BaseTy): Type {
-  return BASE_TYPE_CACHE.get(name)!;
-}
-
 // ---------------------------------------------------------------------------
 // Names
 
@@ -624,11 +620,6 @@ export function postSelfPositional(a: Arguments): readonly Argument[] {
   return i < 0 ? a.positional : a.positional.slice(i + 1);
 }
 
-/** torchgen flat_all: positional, kwarg-only, out. */
-export function flatAll(a: Arguments): readonly Argument[] {
-  return [...a.positional, ...a.kwargOnly, ...a.out];
-}
-
 /** torchgen flat_non_out. */
 export function flatNonOut(a: Arguments): readonly Argument[] {
   return [...a.positional, ...a.kwargOnly];
@@ -677,10 +668,6 @@ export function hasSymInt(s: FunctionSchema): boolean {
   for (let i = 0; i < positional.length; i++) if (isSymIntLike(positional[i]!.type)) return true;
   for (let i = 0; i < kwargOnly.length; i++) if (isSymIntLike(kwargOnly[i]!.type)) return true;
   return false;
-}
-
-export function isOutFn(s: FunctionSchema): boolean {
-  return s.arguments.out.length > 0;
 }
 
 /**
@@ -863,83 +850,4 @@ function addMutatedReturn(rets: string[], x: Argument, returns: readonly Return[
   if (x.annotation === null || !x.annotation.isWrite) return;
   for (let i = 0; i < returns.length; i++) if (annotationEquals(x.annotation, returns[i]!.annotation)) return;
   rets.push(printType(x.type));
-}
-
-/**
- * torchgen's semantic checks on a parsed schema (FunctionSchema and Arguments
- * __post_init__): how out arguments, mutable arguments and returns must line
- * up so that variants can be grouped. Returns every problem found (empty when
- * valid). Every schema in native_functions.yaml passes; this exists for
- * schemas users write themselves.
- */
-export function validateSchema(s: FunctionSchema): string[] {
-  const problems: string[] = [];
-  const a = s.arguments;
-  a.out.forEach((arg, i) => {
-    const r = s.returns[i];
-    if (r && !annotationEquals(arg.annotation, r.annotation)) {
-      problems.push(
-        `out argument '${arg.name}' must be aliased by return ${i} (the i-th out argument is the i-th return)`,
-      );
-    }
-  });
-  for (const x of postSelfPositional(a)) {
-    if (isWrite(x) && s.returns.some((r) => annotationEquals(x.annotation, r.annotation))) {
-      problems.push(`mutable positional argument '${x.name}' must not be returned`);
-    }
-  }
-  for (const x of preSelfPositional(a)) {
-    if (isWrite(x)) problems.push(`mutable argument '${x.name}' before self is not supported`);
-  }
-  const mutableReturns = s.returns.filter(isWrite);
-  if (mutableReturns.length > 0 && mutableReturns.length < s.returns.length) {
-    problems.push("returns must be either all mutable or all immutable");
-  }
-  const self = selfArgument(a);
-  for (const r of mutableReturns) {
-    const aliased = [...a.out, ...(self ? [self] : [])].some((x) => annotationEquals(r.annotation, x.annotation));
-    if (!aliased) {
-      problems.push(
-        "every mutable return must alias a keyword-only out argument or self; did you forget to mark an out argument keyword-only?",
-      );
-    }
-  }
-  if (a.out.length > 0) {
-    if (a.out.some((x) => !(x.type.kind === "base" && x.type.name === "Tensor"))) {
-      if (s.returns.length !== 0) problems.push("out= operators with non-Tensor out arguments must return ()");
-    } else {
-      const nonScratch = a.out.filter((x) => !x.name.startsWith("_scratch_")).length;
-      if (nonScratch !== s.returns.length) {
-        problems.push(
-          `must return as many values as there are out arguments (${nonScratch} non-scratch out arguments, ${s.returns.length} returns)`,
-        );
-      }
-    }
-  }
-  if (s.name.name.inplace) {
-    if (!self || !isWrite(self)) {
-      problems.push(
-        `inplace operator ${operatorNameString(s.name)} needs a mutable self argument, e.g. Tensor(a!) self`,
-      );
-    } else if (self.type.kind === "base" && self.type.name === "Tensor") {
-      if (!(s.returns.length === 1 && annotationEquals(s.returns[0]!.annotation, self.annotation))) {
-        problems.push(`inplace operator ${operatorNameString(s.name)} with Tensor self must return self`);
-      }
-    } else if (s.returns.length !== 0) {
-      problems.push(`inplace operator ${operatorNameString(s.name)} with non-Tensor self must return ()`);
-    }
-  }
-  if (a.out.length > 0 && s.name.name.inplace) problems.push("a schema cannot be both out= and inplace");
-  else {
-    const kind = schemaKind(s);
-    if (tensorOptions(a) && kind !== "functional") {
-      problems.push(
-        "tensor options arguments (dtype, layout, device, pin_memory) are only allowed on functional operators",
-      );
-    }
-    if (s.name.overloadName.includes("functional") && kind !== "functional") {
-      problems.push("the overload name contains 'functional', which is reserved for functional operators");
-    }
-  }
-  return problems;
 }
