@@ -51,6 +51,16 @@ refkTensor describe_as(const at::Tensor& t, at::IntArrayRef shape, const char* o
   return d;
 }
 
+refkTensor describe_nonempty(const at::Tensor& t, const char* op) {
+  refkTensor d = describe(t, op);
+  if (t.dim() == 0) {
+    d.ndim = 1;
+    d.sizes[0] = 1;
+    d.strides[0] = 1;
+  }
+  return d;
+}
+
 refkContext context() {
   return refkContext{runtime::current_stream(), static_cast<int32_t>(at::get_num_threads())};
 }

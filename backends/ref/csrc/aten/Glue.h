@@ -52,6 +52,9 @@ bool has_kernel_dtype(c10::ScalarType t);
 refkTensor describe(const at::Tensor& t, const char* op);
 // A descriptor of t broadcast to `shape` (stride 0 on broadcast dims).
 refkTensor describe_as(const at::Tensor& t, at::IntArrayRef shape, const char* op);
+// A descriptor that sees a 0-d tensor as 1-d of size 1, as ATen's
+// ensure_nonempty_* helpers do for gather, scatter and the losses' targets.
+refkTensor describe_nonempty(const at::Tensor& t, const char* op);
 
 // The stream and host threads of the current device.
 refkContext context();

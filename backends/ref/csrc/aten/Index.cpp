@@ -49,18 +49,6 @@ bool is_index_type(c10::ScalarType t) { return t == c10::kLong || t == c10::kInt
 // t on `device` (eager takes index tensors and 0-d values from the host too).
 at::Tensor on(const at::Tensor& t, c10::Device device) { return t.device() == device ? t : t.to(device); }
 
-// A descriptor that sees a 0-d tensor as 1-d of size 1 (gather and scatter
-// treat scalars so: ATen's ensure_nonempty_*).
-refkTensor describe_nonempty(const at::Tensor& t, const char* op) {
-  refkTensor d = describe(t, op);
-  if (t.dim() == 0) {
-    d.ndim = 1;
-    d.sizes[0] = 1;
-    d.strides[0] = 1;
-  }
-  return d;
-}
-
 int64_t nonempty_size(const at::Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
 
 // A new tensor laid out as eager lays out a copy of `self` (its strides when

@@ -72,15 +72,6 @@ refkTensor rows(const at::Tensor& t, const char* op) {
   }
   return d;
 }
-refkTensor batch(const at::Tensor& t, const char* op) {
-  refkTensor d = describe(t, op);
-  if (t.dim() == 0) {
-    d.ndim = 1;
-    d.sizes[0] = 1;
-    d.strides[0] = 1;
-  }
-  return d;
-}
 
 void check_nll_args(const at::Tensor& self, const at::Tensor& target, const at::Tensor* weight) {
   TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "input tensor should be 1D or 2D");
@@ -184,7 +175,7 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, cons
   at::Tensor out = per_element ? empty({self.size(0)}, self.scalar_type(), device) : empty({}, self.scalar_type(), device);
   at::Tensor total_weight = empty({}, self.scalar_type(), device);
   const refkTensor o = describe(out, "nll_loss_forward"), tw = describe(total_weight, "nll_loss_forward"),
-                   x = rows(self, "nll_loss_forward"), t = batch(target, "nll_loss_forward");
+                   x = rows(self, "nll_loss_forward"), t = describe_nonempty(target, "nll_loss_forward");
   refkTensor dw{};
   if (w != nullptr) dw = describe(*w, "nll_loss_forward");
   const refkContext ctx = context();
@@ -219,8 +210,8 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
   at::Tensor grad_input = empty(self.sizes(), self.scalar_type(), device);
   if (grad_input.numel() == 0) return grad_input;
   const at::Tensor tw_dev = to_dtype(total_weight, self.scalar_type(), device, "nll_loss_backward");
-  const refkTensor gi = rows(grad_input, "nll_loss_backward"), go = batch(grad_output, "nll_loss_backward"),
-                   t = batch(target, "nll_loss_backward"), tw = describe(tw_dev, "nll_loss_backward");
+  const refkTensor gi = rows(grad_input, "nll_loss_backward"), go = describe_nonempty(grad_output, "nll_loss_backward"),
+                   t = describe_nonempty(target, "nll_loss_backward"), tw = describe(tw_dev, "nll_loss_backward");
   refkTensor dw{};
   if (w != nullptr) dw = describe(*w, "nll_loss_backward");
   const refkContext ctx = context();

@@ -175,6 +175,23 @@ void for_runs(const refkTensor* const (&ts)[N], int64_t b, int64_t e, F&& f) {
   }
 }
 
+// index and index_put's operands: `lead` (out, or the values written), the
+// tensor indexed, then the index tensors, all of lead's shape (the glue
+// restrides them so) and the two data operands of one dtype.
+refkStatus index_operands(const char* op, const refkTensor* lead, const refkTensor* data, int32_t nindices,
+                          const refkTensor* indices, std::vector<const refkTensor*>& ops) {
+  if (nindices < 1 || nindices > REFK_MAX_DIMS || lead->dtype != data->dtype) {
+    return fail(refkErrorInvalidValue, std::string(op) + ": bad operands");
+  }
+  if (auto s = check_indices(op, nindices, indices)) return s;
+  ops = {lead, data};
+  for (int k = 0; k < nindices; ++k) ops.push_back(&indices[k]);
+  for (const refkTensor* t : ops) {
+    if (!same_shape(*t, *lead)) return fail(refkErrorInvalidValue, std::string(op) + ": operands must have one shape");
+  }
+  return refkSuccess;
+}
+
 }  // namespace
 }  // namespace refk
 
@@ -256,15 +273,8 @@ refkStatus refkIndexSelect(const refkContext* ctx, const refkTensor* out, const 
 refkStatus refkIndex(const refkContext* ctx, const refkTensor* out, const refkTensor* in, int32_t nindices,
                      const refkTensor* indices, const int64_t* sizes, const int64_t* strides) {
   return guarded("index", [&] {
-    if (nindices < 1 || nindices > REFK_MAX_DIMS || out->dtype != in->dtype) {
-      return fail(refkErrorInvalidValue, "index: bad operands");
-    }
-    if (auto s = check_indices("index", nindices, indices)) return s;
-    std::vector<const refkTensor*> ops = {out, in};
-    for (int k = 0; k < nindices; ++k) ops.push_back(&indices[k]);
-    for (const refkTensor* t : ops) {
-      if (!same_shape(*t, *out)) return fail(refkErrorInvalidValue, "index: operands must have out's shape");
-    }
+    std::vector<const refkTensor*> ops;
+    if (auto s = index_operands("index", out, in, nindices, indices, ops)) return s;
     if (numel(*out) == 0) return refkSuccess;
     const AccessAll access(ops);
     Indexing ix;
@@ -282,15 +292,8 @@ refkStatus refkIndex(const refkContext* ctx, const refkTensor* out, const refkTe
 refkStatus refkIndexPut(const refkContext* ctx, const refkTensor* self, const refkTensor* values, int32_t nindices,
                         const refkTensor* indices, const int64_t* sizes, const int64_t* strides, int32_t accumulate) {
   return guarded("index_put", [&] {
-    if (nindices < 1 || nindices > REFK_MAX_DIMS || self->dtype != values->dtype) {
-      return fail(refkErrorInvalidValue, "index_put: bad operands");
-    }
-    if (auto s = check_indices("index_put", nindices, indices)) return s;
-    std::vector<const refkTensor*> ops = {values, self};
-    for (int k = 0; k < nindices; ++k) ops.push_back(&indices[k]);
-    for (const refkTensor* t : ops) {
-      if (!same_shape(*t, *values)) return fail(refkErrorInvalidValue, "index_put: operands must have one shape");
-    }
+    std::vector<const refkTensor*> ops;
+    if (auto s = index_operands("index_put", values, self, nindices, indices, ops)) return s;
     if (numel(*values) == 0) return refkSuccess;
     const AccessAll access(ops);
     // Row-major order over values' shape (a contiguous phantom operand

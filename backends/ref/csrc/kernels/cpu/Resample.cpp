@@ -509,6 +509,23 @@ void col2im_typed(int threads, const refkTensor& out, const refkTensor& in, cons
   });
 }
 
+// Pad and upsample (and their backwards) take two operands of one dtype whose
+// trailing nspatial (1 to 3) dims are the planes.
+refkStatus check_planes(const char* op, const refkTensor& a, const refkTensor& b, int32_t nspatial) {
+  if (nspatial < 1 || nspatial > 3 || a.ndim != b.ndim || a.dtype != b.dtype) {
+    return fail(refkErrorInvalidValue,
+                std::string(op) + ": operands must be of one dtype with nspatial (1 to 3) trailing dims");
+  }
+  return refkSuccess;
+}
+
+// The caller's per-dim scales (or none: 0, computed from the sizes) right-aligned
+// into Spatial's three slots.
+void right_aligned(double (&sc)[3], int32_t nspatial, const double* scales) {
+  for (int i = 0; i < 3; ++i) sc[i] = 0.0;
+  for (int i = 0; i < nspatial; ++i) sc[3 - nspatial + i] = scales != nullptr ? scales[i] : 0.0;
+}
+
 }  // namespace
 }  // namespace refk
 
@@ -517,9 +534,7 @@ using namespace refk;
 extern "C" refkStatus refkPad(const refkContext* ctx, refkPadMode mode, const refkTensor* out, const refkTensor* in,
                               int32_t nspatial, const int64_t* before) {
   return guarded("refkPad", [&]() -> refkStatus {
-    if (nspatial < 1 || nspatial > 3 || out->ndim != in->ndim || out->dtype != in->dtype) {
-      return fail(refkErrorInvalidValue, "refkPad: out and in must be of one dtype with nspatial (1 to 3) trailing dims");
-    }
+    if (auto st = check_planes("refkPad", *out, *in, nspatial)) return st;
     if (numel(*out) == 0) return refkSuccess;
     const Access access({out, in});
     const Spatial s = make_spatial(nspatial, *out, *in, nullptr, true);
@@ -539,17 +554,14 @@ extern "C" refkStatus refkUpsample(const refkContext* ctx, refkUpsampleMode mode
                                    const refkTensor* in, int32_t nspatial, int32_t align_corners,
                                    const double* scales) {
   return guarded("refkUpsample", [&]() -> refkStatus {
-    if (nspatial < 1 || nspatial > 3 || out->ndim != in->ndim || out->dtype != in->dtype) {
-      return fail(refkErrorInvalidValue,
-                  "refkUpsample: out and in must be of one dtype with nspatial (1 to 3) trailing dims");
-    }
+    if (auto st = check_planes("refkUpsample", *out, *in, nspatial)) return st;
     if (in->dtype == refkBool) return unsupported("refkUpsample", in->dtype);
     if (numel(*out) == 0) return refkSuccess;
     const Access access({out, in});
     const bool by_taps = mode == refkUpsampleLinear && in->dtype == refkUInt8;
     const Spatial s = make_spatial(nspatial, *out, *in, nullptr, !by_taps);
-    double sc[3] = {0, 0, 0};
-    for (int i = 0; i < nspatial; ++i) sc[3 - nspatial + i] = scales != nullptr ? scales[i] : 0.0;
+    double sc[3];
+    right_aligned(sc, nspatial, scales);
     if (by_taps) {
       upsample_linear_uint8(ctx->num_threads, s, static_cast<uint8_t*>(out->data), static_cast<const uint8_t*>(in->data),
                             align_corners != 0, sc);
@@ -657,10 +669,7 @@ void upsample_backward_typed(int threads, refkUpsampleMode mode, const Spatial& 
 extern "C" refkStatus refkPadBackward(const refkContext* ctx, refkPadMode mode, const refkTensor* grad_in,
                                       const refkTensor* grad_out, int32_t nspatial, const int64_t* before) {
   return guarded("refkPadBackward", [&]() -> refkStatus {
-    if (nspatial < 1 || nspatial > 3 || grad_out->ndim != grad_in->ndim || grad_out->dtype != grad_in->dtype) {
-      return fail(refkErrorInvalidValue,
-                  "refkPadBackward: grads must be of one dtype with nspatial (1 to 3) trailing dims");
-    }
+    if (auto st = check_planes("refkPadBackward", *grad_out, *grad_in, nspatial)) return st;
     if (grad_in->dtype < refkFloat16) return unsupported("refkPadBackward", grad_in->dtype);
     if (numel(*grad_in) == 0) return refkSuccess;
     const Access access({grad_in, grad_out});
@@ -689,16 +698,13 @@ extern "C" refkStatus refkUpsampleBackward(const refkContext* ctx, refkUpsampleM
                                            const refkTensor* grad_out, int32_t nspatial, int32_t align_corners,
                                            const double* scales) {
   return guarded("refkUpsampleBackward", [&]() -> refkStatus {
-    if (nspatial < 1 || nspatial > 3 || grad_out->ndim != grad_in->ndim || grad_out->dtype != grad_in->dtype) {
-      return fail(refkErrorInvalidValue,
-                  "refkUpsampleBackward: grads must be of one dtype with nspatial (1 to 3) trailing dims");
-    }
+    if (auto st = check_planes("refkUpsampleBackward", *grad_out, *grad_in, nspatial)) return st;
     if (grad_in->dtype < refkFloat16) return unsupported("refkUpsampleBackward", grad_in->dtype);
     if (numel(*grad_in) == 0) return refkSuccess;
     const Access access({grad_in, grad_out});
     const Spatial s = make_spatial(nspatial, *grad_out, *grad_in, nullptr, false);
-    double sc[3] = {0, 0, 0};
-    for (int i = 0; i < nspatial; ++i) sc[3 - nspatial + i] = scales != nullptr ? scales[i] : 0.0;
+    double sc[3];
+    right_aligned(sc, nspatial, scales);
     return dispatch(grad_in->dtype, [&](auto tag) -> refkStatus {
       using T = typename decltype(tag)::type;
       if constexpr (!is_floating_v<T>) {
