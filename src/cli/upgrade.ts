@@ -3,7 +3,7 @@
  * 0: nothing to do; 1: action needed; 2: bad input (one line, nothing written).
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import type { Manifest } from "../dest/manifest.js";
@@ -13,8 +13,11 @@ import { discoverTorch } from "../torch/discover.js";
 import type { FetchOptions } from "../upgrade/wheel.js";
 import { formatDiagnostic, UserError } from "../util/errors.js";
 import { style } from "../util/term.js";
+import { staleFiles, type WriteResult, writeFiles } from "../write/files.js";
 
 interface UpgradeOpts {
+  apply?: boolean;
+  stubs?: string;
   python?: string;
   torchVersion?: string;
   fromPython?: string;
@@ -100,10 +103,117 @@ async function targetCatalog(
   return loadCatalog(install);
 }
 
+interface Applied {
+  readonly pins: { readonly moved: readonly string[]; readonly unchanged: readonly string[] };
+  readonly generated: WriteResult;
+  readonly stubs: WriteResult;
+  /** What the upgrade leaves to a person, one line each. */
+  readonly left: readonly string[];
+}
+
+/**
+ * --apply (Note [Files init owns]): everything is computed first (the pin
+ * moves, the stubs, runGen in dry-run mode, which plans and renders every
+ * generated file against the target), then written: the pins, the stubs
+ * (create-only), then runGen for real.
+ * Refuses, writing nothing, while backend.yaml lists overloads the target does
+ * not have: backend.yaml is the person's file.
+ */
+async function applyUpgrade(
+  dir: string,
+  report: import("../upgrade/compare.js").UpgradeReport,
+  manifest: Manifest,
+  target: OperatorCatalog,
+  opts: UpgradeOpts,
+): Promise<Applied> {
+  const [{ planPins }, { runGen }, { where }, { kernelStubs }, { unambiguousName }] = await Promise.all([
+    import("../upgrade/apply.js"),
+    import("../pipeline/gen.js"),
+    import("../upgrade/compare.js"),
+    import("../dest/kernels.js"),
+    import("../model/catalog.js"),
+  ]);
+  const removed = report.overloads.filter((o) => o.changes.some((c) => c.kind === "removed"));
+  if (removed.length || report.yamlErrors.length) {
+    const what = [
+      ...removed.map((o) => `${o.op}${o.loc ? ` (${where(o.loc)})` : ""}`),
+      ...report.yamlErrors.map((d) => formatDiagnostic(d)),
+    ];
+    throw new UserError(
+      `cannot apply: backend.yaml does not load against torch ${report.toTorch} (${what.join("; ")}); edit backend.yaml first, then run upgrade --apply again; nothing was written`,
+    );
+  }
+  const to = report.toTorch;
+  const from = projectPin(dir, manifest);
+  const pins = planPins(dir, manifest, from, to);
+  const stubsDir = opts.stubs ?? path.join(dir, "csrc", existsSync(path.join(dir, "csrc", "aten")) ? "aten" : "");
+  const req = {
+    yamlPath: path.join(dir, "backend.yaml"),
+    outDir: path.join(dir, "csrc", "generated"),
+    catalog: target,
+  };
+  // Everything rendered (and every check run) before the first write: gen in dry-run mode.
+  const dry = await runGen({ ...req, mode: { dryRun: true } });
+  // `gen --stubs` for the kernels this torch adds (none served them before), never for a kernel
+  // whose signature changed: its definition exists and is reported as a break.
+  const had = new Set(
+    manifest.operators.filter((o) => o.served_by === "kernel" || o.served_by === "autograd").map((o) => o.name),
+  );
+  const fresh = new Set(
+    [...dry.plan.backend.kernels, ...(dry.plan.autograd?.kernels ?? [])]
+      .filter((k) => !had.has(k.op))
+      .map((k) => `${unambiguousName(k.f.func.name)}.cpp`),
+  );
+  const stubFiles = kernelStubs(dry.config, target, { existingDirs: [path.join(dir, "csrc")] }).filter((f) =>
+    fresh.has(f.path),
+  );
+  const pinWrite = writeFiles(dir, pins.move);
+  const stubs = writeFiles(stubsDir, stubFiles);
+  const g = await runGen(req);
+  const left: string[] = [];
+  for (const k of pins.kept) {
+    left.push(
+      `${k.path} changed since init: move its torch pin to ${to} yourself (${k.lines.map((l) => `${path.join(dir, k.path)}:${l}`).join(", ")})`,
+    );
+  }
+  for (const o of report.overloads) {
+    for (const c of o.changes) {
+      if (c.kind === "signature") {
+        for (const b of c.breaks)
+          left.push(`${where(b.loc)}: ${o.op}'s kernel no longer matches; new: ${c.newDeclaration}`);
+      } else if (c.kind === "dispatch") {
+        left.push(`${o.op}${o.loc ? ` (${where(o.loc)})` : ""}: ${c.effect}`);
+      }
+    }
+  }
+  const moved = staleFiles(pinWrite);
+  return {
+    pins: { moved, unchanged: pins.move.map((f) => f.path).filter((p) => !moved.includes(p)) },
+    generated: g.result,
+    stubs,
+    left,
+  };
+}
+
+function appliedToTerminal(dir: string, a: Applied): string {
+  const rel = (r: WriteResult, p: string) => path.relative(dir, path.join(r.outDir, p)) || ".";
+  const lines = ["", "applied:"];
+  for (const p of a.pins.moved) lines.push(`  moved the torch pin  ${p}`);
+  for (const f of a.generated.files)
+    if (f.status !== "unchanged") lines.push(`  ${f.status} (gen)  ${rel(a.generated, f.path)}`);
+  for (const f of a.stubs.files)
+    if (f.status === "created") lines.push(`  stub for a new kernel  ${rel(a.stubs, f.path)}`);
+  if (lines.length === 2) lines.push("  nothing to change");
+  if (a.left.length) lines.push("left for you:", ...a.left.map((l) => `  ${l}`));
+  return `${lines.join("\n")}\n`;
+}
+
 export function registerUpgradeCommand(program: Command): void {
   program
     .command("upgrade")
-    .description("report what moving the project to another torch changes for this backend (writes nothing)")
+    .description(
+      "report what moving the project to another torch changes for this backend (writes nothing unless --apply)",
+    )
     .argument("[dir]", "the project directory (backend.yaml, csrc/generated/op_manifest.json)", ".")
     .option("--python <path>", "the Python with the target torch (else $OPGEN_PYTHON, else python3)")
     .option(
@@ -116,6 +226,11 @@ export function registerUpgradeCommand(program: Command): void {
       "--from-python <path>",
       "a Python with the torch the manifest was generated against, for dispatch and core-ATen changes by name",
     )
+    .option(
+      "--apply",
+      "move the torch pins (files init wrote and nobody changed), regenerate csrc/generated and write stubs for new kernels",
+    )
+    .option("--stubs <dir>", "with --apply: where stubs for new kernels go (default: csrc/aten, else csrc)")
     .option("--json", "print the report as JSON")
     .option("--markdown <file>", "also write the report as Markdown (for the upgrade pull request)")
     .addHelpText(
@@ -124,6 +239,9 @@ export function registerUpgradeCommand(program: Command): void {
 Exit status:
   0  the target torch changes nothing for this backend
   1  action needed (signatures, removed overloads, dispatch, tags, derived siblings, core ATen)
+  With --apply: 0 when applied with nothing left for you, 1 when something is
+  (a break, a pin in a file you changed, a dispatch change) or it cannot apply
+  (backend.yaml lists overloads the target removed: edit it first).
   2  bad input: no manifest (or one older than backend.yaml), a torch older than the
      project's pin, a nightly torch, a --torch-version PyPI does not have (or no network)`,
     )
@@ -134,11 +252,13 @@ Exit status:
         import("../dest/kernels.js"),
       ]);
       let report: ReturnType<typeof compareUpgrade>;
+      let manifest: Manifest;
+      let target: OperatorCatalog;
+      const yamlFile = path.join(dir, "backend.yaml");
+      const generated = path.join(dir, "csrc", "generated");
       try {
-        const yamlFile = path.join(dir, "backend.yaml");
         if (!existsSync(yamlFile)) bad(`${yamlFile}: no backend.yaml; pass the project directory`);
-        const generated = path.join(dir, "csrc", "generated");
-        const manifest = readManifest(path.join(generated, "op_manifest.json"));
+        manifest = readManifest(path.join(generated, "op_manifest.json"));
         const yamlText = readFileSync(yamlFile, "utf8");
         // Otherwise the report would mix edits to backend.yaml with what the new torch changes.
         if (manifest.yaml_sha256 && createHash("sha256").update(yamlText).digest("hex") !== manifest.yaml_sha256) {
@@ -147,7 +267,7 @@ Exit status:
           );
         }
         const fetchOpts: FetchOptions = { offline: Boolean(opts.offline), cacheDir: opts.cacheDir };
-        const target = await targetCatalog(projectPin(dir, manifest), opts, fetchOpts, checkTargetVersion);
+        target = await targetCatalog(projectPin(dir, manifest), opts, fetchOpts, checkTargetVersion);
         const baseline =
           target.torchVersion.replace(/\+.*$/, "") === manifest.torch_version
             ? target
@@ -170,12 +290,19 @@ Exit status:
         process.exit(2);
       }
       if (opts.markdown) {
-        mkdirSync(path.dirname(path.resolve(opts.markdown)), { recursive: true });
-        writeFileSync(opts.markdown, fmt.upgradeToMarkdown(report));
+        const md = path.resolve(opts.markdown);
+        writeFiles(path.dirname(md), [{ path: path.basename(md), content: fmt.upgradeToMarkdown(report) }]);
       }
-      process.stdout.write(opts.json ? fmt.upgradeToJson(report) : fmt.upgradeToTerminal(report, style()));
-      if (report.actionNeeded) {
-        throw new UserError(`upgrade to torch ${report.toTorch}: action needed`);
+      if (!opts.apply) {
+        process.stdout.write(opts.json ? fmt.upgradeToJson(report) : fmt.upgradeToTerminal(report, style()));
+        if (report.actionNeeded) throw new UserError(`upgrade to torch ${report.toTorch}: action needed`);
+        return;
+      }
+      const applied = await applyUpgrade(dir, report, manifest, target, opts);
+      if (opts.json) process.stdout.write(`${JSON.stringify({ ...report, applied }, null, 2)}\n`);
+      else process.stdout.write(fmt.upgradeToTerminal(report, style()) + appliedToTerminal(dir, applied));
+      if (applied.left.length) {
+        throw new UserError(`upgrade to torch ${report.toTorch} applied; ${applied.left.length} thing(s) left for you`);
       }
     });
 }

@@ -18,16 +18,21 @@ const catalogModule = () => import("../model/catalog.js");
 const backendModule = () => import("../backend/load.js");
 const destModule = () => import("../dest/index.js");
 
-/** The operator catalog of `python`'s torch and the backend YAML checked against it. */
+/**
+ * The operator catalog of `python`'s torch (or `given`, a catalog the caller
+ * already has: `upgrade --apply` with a release read from PyPI) and the
+ * backend YAML checked against it.
+ */
 export async function loadInputs(
   yamlPath: string,
   python?: string,
+  given?: OperatorCatalog,
 ): Promise<{ catalog: OperatorCatalog; config: BackendConfig }> {
   // Start Python first; load our modules while it runs.
-  const installP = discoverTorch(python);
-  installP.catch(() => {});
+  const installP = given ? null : discoverTorch(python);
+  installP?.catch(() => {});
   const [{ loadCatalog }, { loadBackendYaml }] = await Promise.all([catalogModule(), backendModule()]);
-  const catalog = await loadCatalog(await installP);
+  const catalog = given ?? (await loadCatalog(await installP!));
   const config = loadBackendYaml(yamlPath, catalog);
   return { catalog, config };
 }
@@ -37,6 +42,8 @@ export interface GenRequest {
   readonly outDir: string;
   /** The Python whose torch we generate for (the discover rule applies when absent). */
   readonly python?: string;
+  /** The catalog to generate for, instead of discovering `python`'s torch. */
+  readonly catalog?: OperatorCatalog;
   readonly mode?: WriteOptions;
   /** Also write a skeleton .cpp per kernel without a definition here (create-only). */
   readonly stubsDir?: string;
@@ -58,7 +65,7 @@ export async function runGen(req: GenRequest): Promise<GenOutcome> {
   // The emitters load while the probe runs.
   const dest = destModule();
   dest.catch(() => {});
-  const { catalog, config } = await loadInputs(req.yamlPath, req.python);
+  const { catalog, config } = await loadInputs(req.yamlPath, req.python, req.catalog);
   const { buildPlan, generateFromPlan, kernelStubs, missingKernels, yamlSha256 } = await dest;
   const plan = buildPlan(config, catalog);
   const files = generateFromPlan(plan, catalog, yamlSha256(config, { sourceYamlPath: req.yamlPath }));

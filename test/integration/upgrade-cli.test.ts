@@ -140,15 +140,81 @@ describe("upgrade --torch-version (a fake PyPI on 127.0.0.1)", () => {
       "- func: sum.dim_IntList(Tensor self, int[1]? dim,",
       "- func: sum.dim_IntList(Tensor self, SymInt[1]? dim,",
     );
+    // 2.97.0 drops mm (listed by the starter backend.yaml); 2.98.0 changes nothing for the backend.
+    const noMm = replaceEntry(nf, "- func: mm(Tensor self, Tensor mat2) -> Tensor", () => "# mm was here");
     pypi = await fakePypi(
       new Map([
         [install.version.replace(/\+.*$/, ""), torchWheel(nf, tags, der)],
+        ["2.97.0", torchWheel(noMm, tags, der)],
+        ["2.98.0", torchWheel(nf, tags, der)],
         ["2.99.0", torchWheel(next, tags, der)],
       ]),
     );
     cache = path.join(tmp, "cache");
   });
   afterAll(() => pypi.close());
+
+  /** A fresh project (init + gen) to apply upgrades to, and a snapshot of its files. */
+  function freshProject(name: string): string {
+    const dir = path.join(tmp, name);
+    expect(cli(["init", dir, "--name", name]).code).toBe(0);
+    expect(cli(["gen", path.join(dir, "backend.yaml")]).code).toBe(0);
+    return dir;
+  }
+  const snapshot = (dir: string) =>
+    Object.fromEntries(
+      [
+        "pyproject.toml",
+        "README.md",
+        ".github/workflows/ci.yml",
+        "setup.py",
+        "backend.yaml",
+        "csrc/generated/op_manifest.json",
+      ].map((f) => [f, readFileSync(path.join(dir, f), "utf8")]),
+    );
+
+  it("--apply moves the pins init wrote, regenerates, and leaves a file a person changed alone", async () => {
+    const dir = freshProject("applychip");
+    const pin = /"torch==([^"]+)"/.exec(readFileSync(path.join(dir, "pyproject.toml"), "utf8"))![1]!;
+    // A person's line in the README: it is theirs now.
+    writeFileSync(path.join(dir, "README.md"), `${readFileSync(path.join(dir, "README.md"), "utf8")}\nOur notes.\n`);
+    const before = snapshot(dir);
+    const env = { OPGEN_PYPI_URL: pypi.index, OPGEN_CACHE_DIR: cache };
+    const r = await cliAsync(["upgrade", dir, "--torch-version", "2.98.0", "--apply"], env);
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    const after = snapshot(dir);
+    expect(after["pyproject.toml"]).toBe(before["pyproject.toml"]!.replaceAll(`torch==${pin}`, "torch==2.98.0"));
+    expect(after[".github/workflows/ci.yml"]).toBe(
+      before[".github/workflows/ci.yml"]!.replaceAll(`torch==${pin}`, "torch==2.98.0"),
+    );
+    expect(after["pyproject.toml"]).not.toBe(before["pyproject.toml"]);
+    expect(JSON.parse(after["csrc/generated/op_manifest.json"]!).torch_version).toBe("2.98.0");
+    // Never touched: the person's README, setup.py (it reads pyproject's pin), backend.yaml.
+    for (const f of ["README.md", "setup.py", "backend.yaml"]) expect(after[f], f).toBe(before[f]);
+    expect(r.stdout).toMatch(/moved the torch pin +pyproject\.toml/);
+    expect(r.stdout).toMatch(
+      /README\.md changed since init: move its torch pin to 2\.98\.0 yourself \(\S+README\.md:5\)/,
+    );
+    // Applied again: nothing left to move, the person's file still reported.
+    const again = await cliAsync(["upgrade", dir, "--torch-version", "2.98.0", "--apply", "--json"], env);
+    const j = JSON.parse(again.stdout);
+    expect(j.applied.pins.moved).toEqual([]);
+    expect(j.applied.generated.files.every((f: { status: string }) => f.status === "unchanged")).toBe(true);
+  }, 120_000);
+
+  it("--apply writes nothing while backend.yaml lists an overload the target removed", async () => {
+    const dir = freshProject("refusechip");
+    const before = snapshot(dir);
+    const r = await cliAsync(["upgrade", dir, "--torch-version", "2.97.0", "--apply"], {
+      OPGEN_PYPI_URL: pypi.index,
+      OPGEN_CACHE_DIR: cache,
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /cannot apply: backend\.yaml does not load against torch 2\.97\.0 \(mm \(\S+backend\.yaml:\d+:\d+\)\); edit backend\.yaml first/,
+    );
+    expect(snapshot(dir)).toEqual(before);
+  }, 120_000);
 
   it("reports dispatch, tag and schema changes of a release it never installs, the baseline from PyPI too", async () => {
     const env = { OPGEN_PYPI_URL: pypi.index, OPGEN_CACHE_DIR: cache, OPGEN_PYTHON: path.join(tmp, "no-python") };
@@ -172,7 +238,7 @@ describe("upgrade --torch-version (a fake PyPI on 127.0.0.1)", () => {
   it("refuses a version PyPI does not have, a nightly and an older torch: one line, exit 2", async () => {
     const env = { OPGEN_PYPI_URL: pypi.index, OPGEN_CACHE_DIR: cache };
     for (const [v, want] of [
-      ["2.98.0", /is not a release on http:\/\/127\.0\.0\.1:\d+\/pypi \(the latest is 2\.99\.0\)/],
+      ["2.96.0", /is not a release on http:\/\/127\.0\.0\.1:\d+\/pypi \(the latest is 2\.99\.0\)/],
       ["2.99.0.dev20261201", /nightly or pre-release/],
       ["2.12.1", /older than the project's pin/],
     ] as const) {
