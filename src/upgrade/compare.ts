@@ -147,7 +147,7 @@ export function checkTargetVersion(pin: string, target: string): void {
   if (!t) throw new UserError(`cannot read torch version ${JSON.stringify(target)}`);
   if (p && (t[0] - p[0] || t[1] - p[1] || t[2] - p[2]) < 0) {
     throw new UserError(
-      `torch ${stripBuild(target)} is older than the project's pin ${pin}; upgrade moves to a newer torch (pass --python for it)`,
+      `torch ${stripBuild(target)} is older than the project's pin ${pin}; upgrade moves to a newer torch`,
     );
   }
 }

@@ -61,6 +61,8 @@ function editCatalog(
   const byName = new Map(functions.map((f) => [f.name, f]));
   const groups = base.groups.map((g) => {
     if (!isGroup(g)) return map(g) ?? g;
+    // Without its out= overload a group is no group: its functional stands alone.
+    if (map(g.out) === null) return map(g.functional)!;
     const add = inplace.get(g.functional.name);
     const ng: NativeFunctionsGroup = {
       ...g,
@@ -339,5 +341,54 @@ describe("checkTargetVersion", () => {
   ])("pin %s, target %s", (pin, target, want) => {
     if (want === null) expect(() => checkTargetVersion(pin, target)).not.toThrow();
     else expect(() => checkTargetVersion(pin, target)).toThrow(want);
+  });
+});
+
+describe("core overloads leaving, and siblings no longer derived", () => {
+  it("names a core overload the target drops that the backend does not serve, and a lost sibling", () => {
+    const f = (n: string) => installed.byName.get(n)!;
+    expect(f("acos").tags).toContain("core");
+    // mm.out gone: mm's out= sibling is no longer derived.
+    const target = editCatalog(
+      installed,
+      "2.14.0",
+      new Map<string, NativeFunction | null>([
+        ["acos", { ...f("acos"), tags: ["pointwise"] }],
+        ["mm.out", null],
+      ]),
+    );
+    const r = compareUpgrade({ manifest, yamlText: YAML, yamlFile: "backend.yaml", target, baseline: installed });
+    expect(r.core.removedUncovered).toEqual(["acos"]);
+    expect(r.core.after).toBe(manifest.core_total - 1);
+    expect(r.derived.removed).toEqual(["mm.out"]);
+    expect(r.actionNeeded).toBe(true);
+  });
+});
+
+describe("the terminal table", () => {
+  const on = (open: number, close: number) => (s: string) => `\u001b[${open}m${s}\u001b[${close}m`;
+  const colour = { red: on(31, 39), green: on(32, 39), yellow: on(33, 39), dim: on(2, 22), bold: on(1, 22) };
+
+  it("is one row per changed overload, breaks in red and dispatch changes in yellow, only when asked", () => {
+    const r = compareUpgrade({
+      manifest,
+      yamlText: YAML,
+      yamlFile: "backend.yaml",
+      target: nextRelease(),
+      baseline: installed,
+      kernelSources: sources,
+    });
+    const plain = upgradeToTerminal(r);
+    expect(plain).not.toContain("\u001b[");
+    expect(plain).toMatch(/^OVERLOAD +CHANGE +LISTED AT$/m);
+    expect(plain).toMatch(/^narrow_copy +signature changed +backend\.yaml:8:5$/m);
+    expect(plain).toMatch(/^abs +dispatch changed +backend\.yaml:\d+:\d+$/m);
+    expect(plain).toMatch(/^ {4}\s*breaks: \S+narrow_copy\.cpp:\d+:\d+: /m);
+    const tty = upgradeToTerminal(r, colour);
+    const row = (op: string) => tty.split("\n").find((l) => l.startsWith(`${op} `)) ?? "";
+    expect(row("narrow_copy")).toContain("\u001b[31msignature changed\u001b[39m");
+    expect(row("abs")).toContain("\u001b[33mdispatch changed");
+    expect(row("clamp")).not.toContain("\u001b[");
+    expect(tty).toContain("\u001b[1m\u001b[31maction needed");
   });
 });
