@@ -222,8 +222,10 @@ m = json.load(open(os.path.join(project, "csrc", "generated", "op_manifest.json"
 ops = [{"name": o["name"], "kind": o["kind"], "view": o["view"], "core": o["core"], "dtypes": m["dtypes"]}
        for o in m["operators"]]
 results = os.path.join(out, "conformance.jsonl")
-config = {"device": m["device"], "package": m["python_package"], "faults": None, "seed": 0, "max_samples": 6,
-          "grad_samples": 3, "timeout_s": 60, "workers": int(workers), "worker_memory_bytes": None,
+# Every key (Note [Run config contract], src/conformance/runconfig.ts).
+config = {"version": 1, "device": m["device"], "package": m["python_package"], "faults": None, "seed": 0,
+          "max_samples": 6, "grad_samples": 3, "timeout_s": 60, "startup_timeout_s": 300, "gen_timeout_s": 180,
+          "max_incidents": 2, "workers": int(workers), "worker_memory_bytes": None,
           "resume": False, "results": results, "cache_dir": cache, "tolerances": [], "ops": ops}
 with open(results + ".config.json", "w") as f:
     json.dump(config, f)

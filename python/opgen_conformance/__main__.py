@@ -58,20 +58,23 @@ def main(argv: list[str]) -> int:
 def rerun(a: argparse.Namespace) -> int:
     from .checks import CHECKS, Runner
     from .device import open_device
+    from .config import load_config
     from .samples import DTYPES, describe, load_index, sample_list
 
-    with open(a.config) as f:
-        config = json.load(f)
-    seed = a.seed if a.seed is not None else int(config.get("seed", 0))
-    op = next((o for o in config["ops"] if o["name"] == a.op), {"name": a.op, "kind": "functional"})
-    index = load_index(config.get("cache_dir"))
+    config = load_config(a.config)
+    seed = a.seed if a.seed is not None else config.seed
+    op = next((o for o in config.ops if o["name"] == a.op), {"name": a.op, "kind": "functional", "view": False})
+    index = load_index(config.cache_dir)
     dtype = DTYPES[a.dtype]
-    samples = sample_list(a.op, op.get("kind", "functional"), dtype, seed, index, int(config.get("max_samples", 6)))
+    samples = sample_list(a.op, op["kind"], dtype, seed, index, config.max_samples)
     if a.sample >= len(samples):
         print(f"{a.op} {a.dtype} has {len(samples)} samples with seed {seed}", file=sys.stderr)
         return 1
     s = samples[a.sample]
-    runner = Runner(a.op, op.get("kind", "functional"), bool(op.get("view")), dtype, open_device(config), config.get("tolerances", []))
+    runner = Runner(
+        a.op, op["kind"], bool(op["view"]), dtype, open_device(config),
+        grad_samples=config.grad_samples, overrides=config.tolerances,
+    )
     print(f"{a.op} {a.dtype} seed={seed} sample={a.sample} source={s.source}")
     print(f"  input {describe(s)}")
     for check, (status, msg) in sorted(runner.run(s).items(), key=lambda kv: CHECKS.index(kv[0])):

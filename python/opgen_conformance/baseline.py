@@ -16,19 +16,19 @@ import warnings
 import torch
 from torch.utils._pytree import tree_map
 
+from .config import load_config
 from .device import open_device
 from .samples import clone_tree, resolve_overload, sample_cache_file, samples_cache_dir
 
 
 def main(config_path: str) -> int:
-    with open(config_path) as f:
-        config = json.load(f)
+    config = load_config(config_path)
     torch.set_num_threads(1)
     dev = open_device(config)
-    samples_dir = samples_cache_dir(config["cache_dir"])
-    seed, max_samples = int(config.get("seed", 0)), int(config.get("max_samples", 6))
+    samples_dir = samples_cache_dir(config.cache_dir)
+    seed, max_samples = config.seed, config.max_samples
     tasks = []
-    for op in config["ops"]:
+    for op in config.ops:
         for dtype in op.get("dtypes") or []:
             what = {"op": op["name"], "kind": op["kind"], "dtype": dtype, "seed": seed, "max_samples": max_samples}
             cached = torch.load(sample_cache_file(samples_dir, what), weights_only=False)

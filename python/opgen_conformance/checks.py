@@ -418,8 +418,9 @@ class Runner:
         is_view: bool,
         dtype: torch.dtype,
         device: Any,
+        *,
+        grad_samples: int,
         overrides: list[dict] | None = None,
-        grad_samples: int = 2,
         phase: Callable[..., None] | None = None,
     ) -> None:
         self.name = name

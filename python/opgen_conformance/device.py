@@ -26,6 +26,7 @@ from typing import Any, Callable
 import torch
 from torch.utils._pytree import tree_flatten
 
+from .config import RunConfig
 from .samples import clone_tree
 
 
@@ -187,7 +188,7 @@ def _autograd_returns(func: Any, args: tuple, kwargs: dict, res: Any) -> Any:
     return tuple(out) if len(rets) > 1 else out[0]
 
 
-def open_device(config: dict) -> RealDevice | FaultDevice:
-    if config.get("device", "cpu") == "cpu" and not config.get("package"):
-        return FaultDevice(config.get("faults"))
-    return RealDevice(config["device"], config.get("package"))
+def open_device(config: RunConfig) -> RealDevice | FaultDevice:
+    if config.device == "cpu" and not config.package:
+        return FaultDevice(config.faults)
+    return RealDevice(config.device, config.package)

@@ -27,10 +27,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 from . import KNOWN_DTYPES, index_file
+from .config import ConfigError, RunConfig, load_config, write_config
 from .worker import _die_with_parent
 
 HEADER_KEYS = ("seed", "max_samples", "grad_samples", "device")
@@ -102,15 +103,15 @@ def read_results(
 
 
 class Coordinator:
-    def __init__(self, config: dict) -> None:
+    def __init__(self, config: RunConfig) -> None:
         self.config = config
-        self.results_path: str = config["results"]
-        self.timeout = float(config.get("timeout_s", 30))
-        self.startup_timeout = float(config.get("startup_timeout_s", 300))
-        self.gen_timeout = max(self.timeout, float(config.get("gen_timeout_s", 180)))
-        self.nworkers = max(1, int(config.get("workers", 1)))
-        self.seed = int(config.get("seed", 0))
-        self.max_incidents = max(1, int(config.get("max_incidents", 2)))
+        self.results_path: str = config.results
+        self.timeout = float(config.timeout_s)
+        self.startup_timeout = float(config.startup_timeout_s)
+        self.gen_timeout = max(self.timeout, float(config.gen_timeout_s))
+        self.nworkers = max(1, config.workers)
+        self.seed = config.seed
+        self.max_incidents = max(1, config.max_incidents)
         self.sel = selectors.DefaultSelector()
         self.workers: list[Worker] = []
         self.pending: collections.deque[Task] = collections.deque()
@@ -127,13 +128,13 @@ class Coordinator:
     # -- setup ------------------------------------------------------------------
 
     def plan(self) -> None:
-        header = {k: self.config.get(k) for k in HEADER_KEYS}
+        header: dict[str, Any] = {k: getattr(self.config, k) for k in HEADER_KEYS}
         header["kind"] = "header"
         os.makedirs(os.path.dirname(os.path.abspath(self.results_path)), exist_ok=True)
         nxt: dict[tuple[str, str], int] = {}
         done: set[tuple[str, str]] = set()
         incidents: dict[tuple[str, str], int] = {}
-        if self.config.get("resume"):
+        if self.config.resume:
             old, nxt, done, incidents = read_results(self.results_path)
             if old is not None and any(old.get(k) != header.get(k) for k in HEADER_KEYS):
                 diff = ", ".join(f"{k} {old.get(k)!r} -> {header.get(k)!r}" for k in HEADER_KEYS if old.get(k) != header.get(k))
@@ -145,7 +146,7 @@ class Coordinator:
         if fresh:
             self.out.write(json.dumps(header, sort_keys=True) + "\n")
             self.out.flush()
-        for op in self.config["ops"]:
+        for op in self.config.ops:
             for dt in op.get("dtypes") or []:
                 if dt not in KNOWN_DTYPES:
                     continue
@@ -157,12 +158,10 @@ class Coordinator:
                 self.pending.append(Task(op, dt, nxt.get(key, 0), incidents.get(key, 0)))
 
     def prepare_workers(self) -> None:
-        self.cache = self.config.get("cache_dir") or tempfile.mkdtemp(prefix="opgen-conformance-")
-        wc = dict(self.config)
-        wc["cache_dir"] = self.cache
+        self.cache = self.config.cache_dir or tempfile.mkdtemp(prefix="opgen-conformance-")
         fd, self.worker_config = tempfile.mkstemp(prefix="opgen-worker-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump(wc, f)
+        os.close(fd)
+        write_config(self.worker_config, replace(self.config, cache_dir=self.cache))
         self.log = open(self.results_path + ".log", "ab")
 
     def spawn(self) -> Worker:
@@ -335,7 +334,7 @@ class Coordinator:
         if kind == "startup":
             self.startup_failures += 1
             if self.startup_failures >= 3:
-                limit = self.config.get("worker_memory_bytes")
+                limit = self.config.worker_memory_bytes
                 hint = f" (each may allocate {limit / 2**30:.1f} GiB: --worker-memory)" if limit else ""
                 raise SystemExit(
                     f"opgen-conformance: workers fail to start{hint} ({message}); "
@@ -460,6 +459,8 @@ def _doing(phase: str) -> str:
 
 def run(config_path: str) -> int:
     _die_with_parent()
-    with open(config_path) as f:
-        config = json.load(f)
+    try:
+        config = load_config(config_path)
+    except ConfigError as e:
+        raise SystemExit(f"opgen-conformance: {e}") from None
     return Coordinator(config).run()

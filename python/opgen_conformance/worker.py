@@ -29,6 +29,8 @@ import sys
 import time
 from typing import Any
 
+from .config import RunConfig, load_config
+
 
 def _die_with_parent() -> None:
     """PR_SET_PDEATHSIG: a killed coordinator must not leave workers running."""
@@ -42,7 +44,7 @@ def _die_with_parent() -> None:
         pass
 
 
-def _samples(config: dict, task: dict, dtype: Any, seed: int, max_samples: int) -> list:
+def _samples(config: RunConfig, task: dict, dtype: Any, seed: int, max_samples: int) -> list:
     """The task's sample list, from Note [Sample cache] when an earlier worker
     (of this run or an earlier one) made it: the worker then needs neither
     OpInfo (seconds to import) nor the index nor tracing. See Note [Sample
@@ -51,7 +53,7 @@ def _samples(config: dict, task: dict, dtype: Any, seed: int, max_samples: int) 
 
     from .samples import load_index, sample_cache_file, sample_list, samples_cache_dir
 
-    cache = config["cache_dir"]
+    cache = config.cache_dir
     what = {"op": task["op"], "kind": task["kind"], "dtype": task["dtype"], "seed": seed, "max_samples": max_samples}
     path = sample_cache_file(samples_cache_dir(cache), what)
     try:
@@ -116,9 +118,8 @@ def main(config_path: str) -> int:
         proto.write(json.dumps(msg) + "\n")
         proto.flush()
 
-    with open(config_path) as f:
-        config = json.load(f)
-    _limit_memory(config.get("worker_memory_bytes"))
+    config = load_config(config_path)
+    _limit_memory(config.worker_memory_bytes)
 
     import torch
 
@@ -126,20 +127,16 @@ def main(config_path: str) -> int:
     from .device import open_device
     from .samples import DTYPES, describe
 
-    torch.set_num_threads(max(1, int(config.get("threads", 1))))
+    torch.set_num_threads(1)
     device = open_device(config)
-    if config.get("preload_opinfo", False):
-        from .samples import opinfo_db
-
-        opinfo_db()
     unavailable = device.unavailable_reason() if hasattr(device, "unavailable_reason") else None
     _warm_up(device)
     send({"t": "ready", "unavailable": unavailable} if unavailable else {"t": "ready"})
 
-    seed = int(config.get("seed", 0))
-    max_samples = int(config.get("max_samples", 6))
-    grad_samples = int(config.get("grad_samples", 3))
-    overrides = config.get("tolerances", [])
+    seed = config.seed
+    max_samples = config.max_samples
+    grad_samples = config.grad_samples
+    overrides = config.tolerances
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -160,7 +157,10 @@ def main(config_path: str) -> int:
                 msg["partial"] = {c: list(v) for c, v in partial.items()}
             send(msg)
 
-        runner = Runner(task["op"], task["kind"], bool(task.get("view")), dtype, device, overrides, grad_samples, phase)
+        runner = Runner(
+            task["op"], task["kind"], bool(task.get("view")), dtype, device,
+            grad_samples=grad_samples, overrides=overrides, phase=phase,
+        )
         for k in range(int(task.get("start", 0)), len(samples)):
             cur["k"] = k
             s = samples[k]

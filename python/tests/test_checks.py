@@ -23,7 +23,7 @@ class ChecksTest(unittest.TestCase):
 
     def verdicts(self, op, kind, sample, faulty=True, view=False, dtype=torch.float32, k=0):
         dev = self.faulty if faulty else self.healthy
-        return Runner(op, kind, view, dtype, dev).run(sample, k)
+        return Runner(op, kind, view, dtype, dev, grad_samples=2).run(sample, k)
 
     def assertOnlyFails(self, r, check):
         bad = {c: v for c, v in r.items() if v[0] not in ("pass", "skip")}
@@ -92,26 +92,26 @@ class ChecksTest(unittest.TestCase):
     def test_error_parity_device_raises(self):
         dev = FaultDevice(None)
         dev.faults["relu"] = lambda f, a, k: (_ for _ in ()).throw(RuntimeError("not implemented"))
-        r = Runner("relu", "functional", False, torch.float32, dev).run(Sample((t(3),), {}, "x"))
+        r = Runner("relu", "functional", False, torch.float32, dev, grad_samples=2).run(Sample((t(3),), {}, "x"))
         self.assertEqual(r["errors"][0], "fail")
         self.assertIn("device raised RuntimeError", r["errors"][1])
 
     def test_error_parity_cpu_raises_device_not(self):
         dev = FaultDevice(None)
         dev.faults["add.Tensor"] = lambda f, a, k: torch.zeros(3)
-        r = Runner("add.Tensor", "functional", False, torch.float32, dev).run(Sample((t(3, 4), t(5, 6)), {}, "x"))
+        r = Runner("add.Tensor", "functional", False, torch.float32, dev, grad_samples=2).run(Sample((t(3, 4), t(5, 6)), {}, "x"))
         self.assertEqual(r["errors"][0], "fail")
         self.assertIn("CPU raises", r["errors"][1])
 
     def test_out_of_memory_is_a_crash(self):
         dev = FaultDevice(None)
         dev.faults["relu"] = lambda f, a, k: (_ for _ in ()).throw(RuntimeError("device out of memory"))
-        r = Runner("relu", "functional", False, torch.float32, dev).run(Sample((t(3),), {}, "x"))
+        r = Runner("relu", "functional", False, torch.float32, dev, grad_samples=2).run(Sample((t(3),), {}, "x"))
         self.assertEqual(r["values"][0], "crash")
 
     def test_reference_out_of_memory_is_a_skip_not_the_devices_fault(self):
         # Note [Worker memory limit]: the limit counts eager CPU's allocations too.
-        runner = Runner("relu", "functional", False, torch.float32, FaultDevice(None))
+        runner = Runner("relu", "functional", False, torch.float32, FaultDevice(None), grad_samples=2)
 
         def oom(*_a, **_k):
             raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 1073741824 bytes.")
@@ -125,7 +125,7 @@ class ChecksTest(unittest.TestCase):
     def test_strides_are_a_warning(self):
         dev = FaultDevice(None)
         dev.faults["relu"] = lambda f, a, k: f(*a, **k).t().contiguous().t()
-        r = Runner("relu", "functional", False, torch.float32, dev).run(Sample((t(3, 4),), {}, "x"))
+        r = Runner("relu", "functional", False, torch.float32, dev, grad_samples=2).run(Sample((t(3, 4),), {}, "x"))
         self.assertEqual(r["strides"][0], "warn")
         self.assertEqual(r["values"][0], "pass")
 
@@ -147,16 +147,16 @@ class ChecksTest(unittest.TestCase):
         a, b = torch.arange(12).reshape(3, 4), torch.arange(12).reshape(3, 4)
         base = Sample((a, b), {}, "x", out_names=("out",), out_dtypes=(torch.int64,))
         probe = Sample((a, b.float()), {}, "x~dtype", ("out",), (torch.int64,), "invalid_inputs", {"base": base})
-        runner = Runner("bitwise_and.Tensor_out", "out", False, torch.int64, FaultDevice(CORRECT))
+        runner = Runner("bitwise_and.Tensor_out", "out", False, torch.int64, FaultDevice(CORRECT), grad_samples=2)
         self.assertEqual(runner.run(probe), {"invalid_inputs": ("pass", "")})
         # not the other way round: code catching eager's NotImplementedError misses a RuntimeError
         dev = FaultDevice(None)
         dev.faults["bitwise_and.Tensor"] = lambda f, a, k: (_ for _ in ()).throw(RuntimeError("no"))
         probe = Sample((a, b.float()), {}, "x~dtype", check="invalid_inputs", meta={"base": Sample((a, b), {}, "x")})
-        runner = Runner("bitwise_and.Tensor", "functional", False, torch.int64, dev)
+        runner = Runner("bitwise_and.Tensor", "functional", False, torch.int64, dev, grad_samples=2)
         self.assertEqual(runner.run(probe)["invalid_inputs"][0], "skip")  # the device raises on the base too
         dev.faults["bitwise_and.Tensor"] = lambda f, a, k: f(*a, **k) if not a[1].is_floating_point() else (_ for _ in ()).throw(RuntimeError("no"))
-        status, msg = Runner("bitwise_and.Tensor", "functional", False, torch.int64, dev).run(probe)["invalid_inputs"]
+        status, msg = Runner("bitwise_and.Tensor", "functional", False, torch.int64, dev, grad_samples=2).run(probe)["invalid_inputs"]
         self.assertEqual(status, "fail")
         self.assertIn("raised RuntimeError: no; CPU raises NotImplementedError", msg)
 
@@ -169,7 +169,7 @@ class ChecksTest(unittest.TestCase):
 
         dev = FaultDevice(None)
         dev.faults["sub.out"] = lambda f, a, k: real(*a, **k)
-        runner = Runner("sub.out", "out", False, torch.float32, dev)
+        runner = Runner("sub.out", "out", False, torch.float32, dev, grad_samples=2)
         runner.op = eager
         probes = [s for s in sample_list("sub.out", "out", torch.float32, 0, empty_index(), 3) if s.check == "out_nonempty"]
         verdicts = {s.meta["layout"]: runner.run(s)["out_nonempty"] for s in probes}

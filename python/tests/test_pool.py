@@ -8,6 +8,7 @@ import tempfile
 import time
 import unittest
 
+from opgen_conformance import PROTOCOL_VERSION
 from opgen_conformance.pool import read_results
 
 from .helpers import FAULTS, write_empty_index
@@ -16,15 +17,25 @@ PYDIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def config(tmp, ops, **kw):
+    # Every key, as src/conformance/runconfig.ts writes them (Note [Run config contract]).
     c = {
+        "version": PROTOCOL_VERSION,
         "device": "cpu",
+        "package": None,
         "faults": FAULTS,
         "seed": 0,
         "max_samples": 3,
+        "grad_samples": 3,
         "timeout_s": 10,
+        "startup_timeout_s": 300,
+        "gen_timeout_s": 180,
+        "max_incidents": 2,
         "workers": 2,
-        "cache_dir": os.path.join(tmp, "cache"),
+        "worker_memory_bytes": None,
+        "resume": False,
         "results": os.path.join(tmp, "results.jsonl"),
+        "cache_dir": os.path.join(tmp, "cache"),
+        "tolerances": [],
         "ops": ops,
     }
     c.update(kw)
@@ -53,7 +64,7 @@ def ordinary(recs):
 
 
 def op(name, kind="functional", dtypes=("float32",)):
-    return {"name": name, "kind": kind, "dtypes": list(dtypes)}
+    return {"name": name, "kind": kind, "view": False, "core": False, "dtypes": list(dtypes)}
 
 
 class PoolTest(unittest.TestCase):

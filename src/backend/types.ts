@@ -39,26 +39,9 @@ export const DEFAULT_DEVICE: Readonly<Record<BackendKey, string>> = {
 export const FALLBACK_POLICIES = ["cpu", "none"] as const;
 export type FallbackPolicy = (typeof FALLBACK_POLICIES)[number];
 
-/**
- * The dtypes a backend can claim in `dtypes:` (torch.<name>), in report order:
- * floating first, then complex, integers, bool. These are the dtypes the
- * conformance runner makes samples for.
- */
-export const DTYPES = [
-  "float32",
-  "float64",
-  "float16",
-  "bfloat16",
-  "complex64",
-  "complex128",
-  "int64",
-  "int32",
-  "int16",
-  "int8",
-  "uint8",
-  "bool",
-] as const;
-export type Dtype = (typeof DTYPES)[number];
+import type { Dtype } from "../vocab.js";
+
+export { DTYPES, type Dtype } from "../vocab.js";
 
 /** torch's other spellings of those dtypes (torch.half is torch.float16). */
 export const DTYPE_ALIASES: Readonly<Record<string, Dtype>> = {

@@ -18,6 +18,7 @@ import {
 } from "../conformance/diff.js";
 import { checkOutcome, runTest, writeOutputs } from "../conformance/driver.js";
 import { toTerminal } from "../conformance/formats.js";
+import { RUN_CONFIG_DEFAULTS } from "../conformance/runconfig.js";
 import { defaultWorkerMemory, parseDtypes, parseMemorySize, parseOpGlobs, parseShard } from "../conformance/select.js";
 import { UserError } from "../util/errors.js";
 import { style } from "../util/term.js";
@@ -89,9 +90,14 @@ export function registerConformanceCommands(program: Command): void {
       "--worker-memory <size>",
       "memory each worker may allocate, e.g. 4G; a kernel that allocates more fails its sample with out-of-memory instead of exhausting the machine ('off': no limit; default: 3/4 of RAM shared among the workers)",
     )
-    .option("--timeout <s>", "seconds one sample may take before it counts as a hang", int("--timeout", 1), 60)
-    .option("--seed <n>", "seed for sample generation", int("--seed", 0), 0)
-    .option("--max-samples <n>", "samples per op and dtype", int("--max-samples", 1), 6)
+    .option(
+      "--timeout <s>",
+      "seconds one sample may take before it counts as a hang",
+      int("--timeout", 1),
+      RUN_CONFIG_DEFAULTS.timeout_s,
+    )
+    .option("--seed <n>", "seed for sample generation", int("--seed", 0), RUN_CONFIG_DEFAULTS.seed)
+    .option("--max-samples <n>", "samples per op and dtype", int("--max-samples", 1), RUN_CONFIG_DEFAULTS.max_samples)
     .option("--resume", "continue the interrupted run recorded in the results file")
     .option("--results <file>", "results JSONL (default <project>/.opgen/conformance/results[.shard-i-of-n].jsonl)")
     .option(

@@ -9,6 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { UserError } from "../util/errors.js";
+import { cmp, STATUS_SEVERITY } from "../vocab.js";
 import {
   CHECKS,
   DTYPE_ORDER,
@@ -24,14 +25,7 @@ import {
   type Summary,
 } from "./types.js";
 
-const SEVERITY: Readonly<Record<SampleStatus, number>> = {
-  crash: 5,
-  timeout: 4,
-  fail: 3,
-  warn: 2,
-  pass: 1,
-  skip: 0,
-};
+const SEVERITY: Readonly<Record<SampleStatus, number>> = STATUS_SEVERITY;
 
 export function parseJsonl(text: string): RawRecord[] {
   const out: RawRecord[] = [];
@@ -68,10 +62,6 @@ export function compareResults(a: Result, b: Result): number {
     checkRank(a.check) - checkRank(b.check) ||
     cmp(a.check, b.check)
   );
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 interface Acc {

@@ -21,6 +21,7 @@ import { aggregate, failed, makeReport, readJsonl } from "./aggregate.js";
 import { reportCoverage } from "./coverage.js";
 import { applyExpectations, EMPTY_EXPECTATIONS, type ExpectationsFile, loadExpectations } from "./expectations.js";
 import { problems, toHtml, toJson, toJunit, toMarkdown, toTerminal } from "./formats.js";
+import { type RunConfig, runConfig } from "./runconfig.js";
 import { type OpInfo, type OpManifest, readManifest, type Selection, type Shard, selectOps } from "./select.js";
 import { OP_KINDS, type OpKind, type OpUnderTest, type Report } from "./types.js";
 
@@ -160,13 +161,12 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
   const { project, python, manifest, ops, coreTotal, exp, resultsFile } = settled;
   const configFile = `${resultsFile}.config.json`;
   const device = opts.faults ? "cpu" : manifest.device;
-  const config = {
+  const config: RunConfig = runConfig({
     device,
     package: opts.faults ? null : manifest.python_package,
     faults: opts.faults ? path.resolve(opts.faults) : null,
     seed: opts.seed,
     max_samples: opts.maxSamples,
-    grad_samples: 3,
     timeout_s: opts.timeoutS,
     workers: opts.workers,
     worker_memory_bytes: opts.workerMemoryBytes ?? null,
@@ -175,7 +175,7 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
     cache_dir: opts.cacheDir ?? path.join(project, ".opgen", "cache"),
     tolerances: exp.tolerances,
     ops: ops.map((o) => ({ name: o.op, kind: o.kind, view: o.view, core: o.core, dtypes: o.dtypes })),
-  };
+  });
   writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
   // The uncovered core overloads, for the reports (coverage.ts), while the runner runs.
   const coverageP =

@@ -6,6 +6,7 @@
  */
 import { assertNever } from "../util/errors.js";
 import type { Style } from "../util/term.js";
+import { cmp, STATUS_SEVERITY } from "../vocab.js";
 import { compareResults, dtypeRank, passingOps } from "./aggregate.js";
 import { FAMILIES, FAMILY_TITLES, type Family, familyOf } from "./families.js";
 import { type Report, type Result, STATUSES, type Status, type Summary } from "./types.js";
@@ -210,16 +211,7 @@ export function toMarkdown(rep: Report, maxRows = 20): string {
 }
 
 /** Worst status of a cell, for the heatmap colour. */
-const RANK: Readonly<Record<Status, number>> = {
-  crash: 7,
-  timeout: 6,
-  fail: 5,
-  xpass: 4,
-  xfail: 3,
-  warn: 2,
-  pass: 1,
-  skip: 0,
-};
+const RANK = STATUS_SEVERITY;
 
 export function worst(rs: readonly Result[]): Status {
   let w: Status = "skip";
@@ -282,9 +274,7 @@ const PROBLEM_STATUSES: readonly Status[] = ["fail", "crash", "timeout", "xpass"
  */
 export function toHtml(rep: Report): string {
   const s = rep.summary;
-  const dtypes = [...new Set(rep.results.map((r) => r.dtype))].sort(
-    (a, b) => dtypeRank(a) - dtypeRank(b) || (a < b ? -1 : a > b ? 1 : 0),
-  );
+  const dtypes = [...new Set(rep.results.map((r) => r.dtype))].sort((a, b) => dtypeRank(a) - dtypeRank(b) || cmp(a, b));
   const cells = new Map<string, Result[]>();
   const byOp = new Map<string, Result[]>();
   for (const r of rep.results) {

@@ -12,6 +12,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { UserError } from "../util/errors.js";
+import { cmp } from "../vocab.js";
 import { globMatch } from "./expectations.js";
 import { DEFAULT_DTYPES, DTYPE_ORDER, OP_KINDS, type OpKind, type OpUnderTest } from "./types.js";
 
@@ -180,7 +181,7 @@ export function selectOps(
 
 /** Note [Deterministic shards]. */
 export function shardOps<T extends { readonly op: string }>(ops: readonly T[], shard?: Shard): T[] {
-  const sorted = [...ops].sort((a, b) => (a.op < b.op ? -1 : a.op > b.op ? 1 : 0));
+  const sorted = [...ops].sort((a, b) => cmp(a.op, b.op));
   if (!shard) return sorted;
   return sorted.filter((_, j) => j % shard.count === shard.index - 1);
 }

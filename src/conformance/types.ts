@@ -8,7 +8,9 @@
  * reader can rerun exactly that sample alone. Every report (terminal, JSON,
  * JUnit, Markdown, HTML) is a view of the same `Report`, so they agree.
  */
-import { DTYPES } from "../backend/types.js";
+import { DEFAULT_DTYPES as DEFAULTS, DTYPES, type SampleStatus, type Status } from "../vocab.js";
+
+export type { SampleStatus, Status } from "../vocab.js";
 
 /** Report order; python/opgen_conformance/checks.py CHECKS is the same list (a test says so). */
 export const CHECKS = [
@@ -35,20 +37,7 @@ export type Check = (typeof CHECKS)[number];
 export const DTYPE_ORDER: readonly string[] = DTYPES;
 
 /** Claimed when neither the manifest nor --dtypes says otherwise. */
-export const DEFAULT_DTYPES: readonly string[] = [
-  "float32",
-  "float64",
-  "float16",
-  "bfloat16",
-  "int64",
-  "int32",
-  "bool",
-];
-
-/** What a single sample's check says (Python side). */
-export type SampleStatus = "pass" | "fail" | "warn" | "skip" | "crash" | "timeout";
-/** What a result says after expectations are applied. */
-export type Status = SampleStatus | "xfail" | "xpass";
+export const DEFAULT_DTYPES: readonly string[] = DEFAULTS;
 
 export const STATUSES: readonly Status[] = ["pass", "warn", "fail", "crash", "timeout", "skip", "xfail", "xpass"];
 

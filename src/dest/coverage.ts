@@ -10,6 +10,7 @@
 import type { BackendConfig } from "../backend/types.js";
 import type { NativeFunction, OperatorCatalog } from "../model/types.js";
 import { assertNever } from "../util/errors.js";
+import { cmp } from "../vocab.js";
 import { buildPlan } from "./plan.js";
 
 export type Fate = "decomposes" | "composite-kernel" | "cpu-fallback" | "not-implemented";
@@ -69,7 +70,7 @@ export function computeCoverage(config: BackendConfig, catalog: OperatorCatalog)
     if (isCore) missing.push({ name, fate });
     if (fate === "cpu-fallback" || fate === "not-implemented") cpuFallback.push(name);
   }
-  const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const byName = (a: { name: string }, b: { name: string }) => cmp(a.name, b.name);
   coveredOps.sort(byName);
   missing.sort(byName);
   cpuFallback.sort();

@@ -39,9 +39,10 @@ import type { BackendConfig } from "../backend/types.js";
 import { printSchema, unambiguousName } from "../model/catalog.js";
 import type { OperatorCatalog } from "../model/types.js";
 import { assertNever, type Diagnostic, type SourceLoc } from "../util/errors.js";
+import { cmp } from "../vocab.js";
 import type { OutputFile } from "../write/files.js";
 import { headerFileName } from "./header.js";
-import { buildPlan, cmp, type KernelDecl, type Plan } from "./plan.js";
+import { buildPlan, type KernelDecl, type Plan } from "./plan.js";
 import { render } from "./templates.js";
 
 const SOURCE_EXT = new Set([".cpp", ".cc", ".cxx", ".c++", ".cu", ".mm", ".h", ".hh", ".hpp", ".hxx", ".cuh"]);

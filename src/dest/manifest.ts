@@ -7,7 +7,8 @@
  */
 import { schemaKind } from "../model/catalog.js";
 import type { NativeFunction, OperatorCatalog } from "../model/types.js";
-import { cmp, type Plan, type Registration } from "./plan.js";
+import { cmp } from "../vocab.js";
+import type { Plan, Registration } from "./plan.js";
 
 export interface ManifestOperator {
   readonly name: string;

@@ -32,6 +32,7 @@ import type { BackendConfig, KernelHome, OpEntry } from "../backend/types.js";
 import { groupFunctions, hasSymInt, isTensorLike, schemaKind } from "../model/catalog.js";
 import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog, SchemaKind } from "../model/types.js";
 import { assertNever } from "../util/errors.js";
+import { cmp } from "../vocab.js";
 
 export type ServedBy = "kernel" | "derived_out" | "derived_inplace" | "derived_functional" | "autograd";
 
@@ -144,7 +145,7 @@ function planKey(
     seenGroups.add(g);
     deriveInGroup(g, kernels, config, add, skipped);
   }
-  regs.sort((a, b) => (a.op < b.op ? -1 : a.op > b.op ? 1 : 0));
+  regs.sort((a, b) => cmp(a.op, b.op));
   return { dispatchKey, autograd, kernels: [...kernels.values()], registrations: regs };
 }
 
@@ -330,9 +331,4 @@ export function buildPlan(config: BackendConfig, catalog: OperatorCatalog): Plan
   const declarations = [...uniqSorted(backend.kernels), ...(autograd ? uniqSorted(autograd.kernels) : [])];
   const runtime = config.runtime.map((e) => e.fn).sort((a, b) => cmp(a.name, b.name));
   return { config, backend, autograd, declarations, skipped, runtime };
-}
-
-/** Code-unit order, like Python's sorted() on str (no locale). */
-export function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

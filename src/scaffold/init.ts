@@ -25,6 +25,7 @@ import { deviceNameProblem, KNOWN_DEVICES } from "../backend/names.js";
 import { MIN_TORCH } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
 import { VERSION } from "../version.js";
+import { cmp } from "../vocab.js";
 
 export const DEVICE_KINDS = ["cpu", "cuda"] as const;
 export type DeviceKind = (typeof DEVICE_KINDS)[number];
@@ -293,7 +294,7 @@ export function renderScaffold(kind: DeviceKind, vars: ScaffoldVars): Map<string
       files.set(top, readFileSync(abs));
     }
   }
-  return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return new Map([...files.entries()].sort(([a], [b]) => cmp(a, b)));
 }
 
 export function init(dir: string, opts: InitOptions): InitResult {

@@ -45,10 +45,11 @@ import { suggest } from "../backend/suggest.js";
 import type { BackendConfig } from "../backend/types.js";
 import { findDefinitions, normalizedParams, normalizeParam } from "../dest/kernels.js";
 import type { Manifest, ManifestOperator } from "../dest/manifest.js";
-import { buildPlan, cmp, type KernelDecl } from "../dest/plan.js";
+import { buildPlan, type KernelDecl } from "../dest/plan.js";
 import { parseSchema, printArguments, printReturns, printSchema, schemaKind } from "../model/schema.js";
 import type { NativeFunction, OperatorCatalog } from "../model/types.js";
 import { type Diagnostic, formatLoc, type SourceLoc, UserError } from "../util/errors.js";
+import { cmp } from "../vocab.js";
 
 export type Change =
   | {

@@ -15,6 +15,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { UserError } from "../util/errors.js";
+import { cmp } from "../vocab.js";
 
 export interface OutputFile {
   /** Relative to the output directory, forward slashes. */
@@ -72,7 +73,7 @@ export function writeFiles(outDir: string, files: readonly OutputFile[], opts: W
     else status = old === f.content ? "unchanged" : "updated";
     plan.push({ rel: f.path, abs, content: f.content, status });
   }
-  plan.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  plan.sort((a, b) => cmp(a.rel, b.rel));
   if (!opts.dryRun && !opts.check) {
     for (const p of plan) {
       if (p.status !== "created" && p.status !== "updated") continue;
