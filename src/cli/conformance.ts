@@ -2,9 +2,8 @@
  * `opgen-backend test [project-dir]` and `opgen-backend report merge`:
  * commander wiring only (src/cli/main.ts calls registerConformanceCommands); the runner lives in src/conformance.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { availableParallelism, totalmem } from "node:os";
-import path from "node:path";
 import type { Command } from "commander";
 import { mergeReports, missingShards, parseReport } from "../conformance/aggregate.js";
 import {
@@ -22,6 +21,7 @@ import { RUN_CONFIG_DEFAULTS } from "../conformance/runconfig.js";
 import { defaultWorkerMemory, parseDtypes, parseMemorySize, parseOpGlobs, parseShard } from "../conformance/select.js";
 import { UserError } from "../util/errors.js";
 import { style } from "../util/term.js";
+import { writeText } from "../write/files.js";
 
 function int(flag: string, min: number): (v: string) => number {
   return (v: string) => {
@@ -208,8 +208,7 @@ Exit status:
         process.exit(2);
       }
       if (f.markdown) {
-        mkdirSync(path.dirname(path.resolve(f.markdown)), { recursive: true });
-        writeFileSync(f.markdown, diffToMarkdown(d));
+        writeText(f.markdown, diffToMarkdown(d));
       }
       process.stdout.write(f.json ? diffToJson(d) : diffToTerminal(d, style(process.stdout)));
       if (d.gate) {

@@ -9,14 +9,14 @@
  * runner has finished, so an interrupted `test` loses nothing and
  * `--resume` picks up where it stopped.
  */
-import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import { resolvePython } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
 import { style, useColor } from "../util/term.js";
-import { acquireLock } from "../write/files.js";
+import { acquireLock, appendText, writeText } from "../write/files.js";
 import { aggregate, failed, makeReport, readJsonl } from "./aggregate.js";
 import { reportCoverage } from "./coverage.js";
 import { applyExpectations, EMPTY_EXPECTATIONS, type ExpectationsFile, loadExpectations } from "./expectations.js";
@@ -133,7 +133,6 @@ export async function runTest(opts: TestOptions): Promise<RunOutcome> {
   const resultsFile = path.resolve(
     opts.results ?? path.join(outDir, `results${shardSuffix(opts.selection.shard)}.jsonl`),
   );
-  mkdirSync(path.dirname(resultsFile), { recursive: true });
   const lock = acquireLock(
     resultsFile,
     "`opgen-backend test`",
@@ -176,7 +175,7 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
     tolerances: exp.tolerances,
     ops: ops.map((o) => ({ name: o.op, kind: o.kind, view: o.view, core: o.core, dtypes: o.dtypes })),
   });
-  writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
+  writeText(configFile, `${JSON.stringify(config, null, 2)}\n`);
   // The uncovered core overloads, for the reports (coverage.ts), while the runner runs.
   const coverageP =
     opts.json || opts.html || opts.markdown ? reportCoverage(project, python) : Promise.resolve(undefined);
@@ -221,15 +220,14 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
 export function writeOutputs(report: Report, out: Outputs): void {
   const write = (file: string | undefined, text: () => string) => {
     if (!file) return;
-    mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    writeFileSync(file, text());
+    writeText(file, text());
   };
   write(out.json, () => toJson(report));
   write(out.junit, () => toJunit(report));
   write(out.html, () => toHtml(report));
   write(out.markdown, () => toMarkdown(report));
   const step = process.env.GITHUB_STEP_SUMMARY;
-  if (step) appendFileSync(step, toMarkdown(report));
+  if (step) appendText(step, toMarkdown(report));
 }
 
 export function checkOutcome(report: Report): void {

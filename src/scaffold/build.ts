@@ -15,13 +15,14 @@
  * relinks. setup.py lists headers as `depends` so a header-only edit still
  * reaches ninja.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { runGen } from "../pipeline/gen.js";
 import { discoverTorch } from "../torch/discover.js";
 import { formatDiagnostic, UserError } from "../util/errors.js";
+import { writeText } from "../write/files.js";
 import { writeSummary } from "../write/summary.js";
 
 export interface BuildOptions {
@@ -79,7 +80,6 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
   if (opts.werror) env[`${names.device.toUpperCase()}_WERROR`] = "1";
   // The project's venv bin first: ninja and friends installed next to python.
   env.PATH = `${path.dirname(install.python)}${path.delimiter}${env.PATH ?? ""}`;
-  mkdirSync(path.join(root, "build"), { recursive: true });
   const logFile = path.join(root, "build", "opgen-build.log");
   const lines: string[] = [];
   const compiled: string[] = [];
@@ -114,7 +114,7 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
   });
   const r = await child;
   if (partial) lines.push(partial);
-  writeFileSync(logFile, `${lines.join("\n")}\n`);
+  writeText(logFile, `${lines.join("\n")}\n`);
   if (r.exitCode !== 0) {
     // Compiler diagnostics and setup.py's own messages, not the (long) compile command lines.
     const interesting = lines

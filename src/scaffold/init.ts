@@ -14,9 +14,11 @@
  *
  * Note [init changes nothing on error]: every check (name, device kind,
  * target directory) runs and every file is rendered in memory before the
- * first write, so a failing init leaves the disk as it was.
+ * first write, so a failing init leaves the disk as it was. The files go
+ * through src/write: each write is atomic, and without --force nothing that
+ * exists is touched.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Handlebars from "handlebars";
@@ -26,6 +28,7 @@ import { MIN_TORCH } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
 import { VERSION } from "../version.js";
 import { cmp } from "../vocab.js";
+import { writeFiles } from "../write/files.js";
 
 export const DEVICE_KINDS = ["cpu", "cuda"] as const;
 export type DeviceKind = (typeof DEVICE_KINDS)[number];
@@ -334,10 +337,10 @@ export function init(dir: string, opts: InitOptions): InitResult {
     kernelSetOps(kernels as KernelSet, kind as DeviceKind),
   );
   const files = renderScaffold(kind as DeviceKind, vars);
-  for (const [rel, content] of files) {
-    const abs = path.join(target, rel);
-    mkdirSync(path.dirname(abs), { recursive: true });
-    writeFileSync(abs, content);
-  }
+  // See Note [init changes nothing on error].
+  writeFiles(
+    target,
+    [...files].map(([rel, content]) => ({ path: rel, content, createOnly: !opts.force })),
+  );
   return { dir: target, files: [...files.keys()], vars };
 }

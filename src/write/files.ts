@@ -8,11 +8,15 @@
  *
  * Modes: `write` (default), `dryRun` (report what would change), `check`
  * (report stale files; the CLI exits non-zero), and `createOnly` per file for
- * things a person edits afterwards (kernel stubs): an existing file is never
- * touched.
+ * things a person edits afterwards (kernel stubs, a project `init` made
+ * without --force): an existing file is never touched.
+ *
+ * Every other file the tool writes goes through writeText (reports, the run
+ * config, the build log) or appendText; test/integration/layers.test.ts checks
+ * that no other module touches the file system for writing.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { UserError } from "../util/errors.js";
 import { cmp } from "../vocab.js";
@@ -23,6 +27,11 @@ export interface OutputFile {
   readonly content: string;
   /** Never overwrite an existing file (files a person edits afterwards). */
   readonly createOnly?: boolean;
+}
+
+/** An OutputFile, or one whose content is bytes (files `init` copies as they are). */
+export interface FileToWrite extends Omit<OutputFile, "content"> {
+  readonly content: string | Uint8Array;
 }
 
 export type FileStatus = "created" | "updated" | "unchanged" | "kept";
@@ -50,18 +59,18 @@ export function resolveInside(outDir: string, rel: string): string {
   return abs;
 }
 
-function readOrNull(file: string): string | null {
+function readOrNull(file: string): Buffer | null {
   try {
-    return readFileSync(file, "utf8");
+    return readFileSync(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw err;
   }
 }
 
-export function writeFiles(outDir: string, files: readonly OutputFile[], opts: WriteOptions = {}): WriteResult {
+export function writeFiles(outDir: string, files: readonly FileToWrite[], opts: WriteOptions = {}): WriteResult {
   const seen = new Set<string>();
-  const plan: { rel: string; abs: string; content: string; status: FileStatus }[] = [];
+  const plan: { rel: string; abs: string; content: string | Uint8Array; status: FileStatus }[] = [];
   for (const f of files) {
     const abs = resolveInside(outDir, f.path);
     if (seen.has(abs)) throw new Error(`generator bug: '${f.path}' emitted twice`);
@@ -70,7 +79,8 @@ export function writeFiles(outDir: string, files: readonly OutputFile[], opts: W
     let status: FileStatus;
     if (old === null) status = "created";
     else if (f.createOnly) status = "kept";
-    else status = old === f.content ? "unchanged" : "updated";
+    else
+      status = old.equals(typeof f.content === "string" ? Buffer.from(f.content) : f.content) ? "unchanged" : "updated";
     plan.push({ rel: f.path, abs, content: f.content, status });
   }
   plan.sort((a, b) => cmp(a.rel, b.rel));
@@ -78,17 +88,37 @@ export function writeFiles(outDir: string, files: readonly OutputFile[], opts: W
     for (const p of plan) {
       if (p.status !== "created" && p.status !== "updated") continue;
       mkdirSync(path.dirname(p.abs), { recursive: true });
-      const tmp = `${p.abs}.${randomBytes(6).toString("hex")}.tmp`;
-      try {
-        writeFileSync(tmp, p.content);
-        renameSync(tmp, p.abs);
-      } catch (err) {
-        rmSync(tmp, { force: true });
-        throw err;
-      }
+      atomicWrite(p.abs, p.content);
     }
   }
   return { outDir, files: plan.map((p) => ({ path: p.rel, status: p.status })) };
+}
+
+/**
+ * One file a command writes outside a generated tree (a report, the run
+ * config, a build log): its directory is created, and the write is atomic, so
+ * a reader never sees half of it.
+ */
+export function writeText(file: string, content: string): void {
+  const abs = path.resolve(file);
+  mkdirSync(path.dirname(abs), { recursive: true });
+  atomicWrite(abs, content);
+}
+
+/** Appends to a file others write too (GitHub's step summary); its directory must exist. */
+export function appendText(file: string, content: string): void {
+  appendFileSync(file, content);
+}
+
+function atomicWrite(abs: string, content: string | Uint8Array): void {
+  const tmp = `${abs}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    writeFileSync(tmp, content);
+    renameSync(tmp, abs);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
 }
 
 export function staleFiles(r: WriteResult): string[] {
