@@ -12,7 +12,7 @@
  * without --force): an existing file is never touched.
  *
  * Every other file the tool writes goes through writeText (reports, the run
- * config, the build log) or appendText; test/integration/layers.test.ts checks
+ * config, the build log) or appendText; test/unit/layers.test.ts checks
  * that no other module touches the file system for writing.
  */
 import { randomBytes } from "node:crypto";
