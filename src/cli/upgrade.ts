@@ -126,12 +126,10 @@ async function applyUpgrade(
   target: OperatorCatalog,
   opts: UpgradeOpts,
 ): Promise<Applied> {
-  const [{ planPins }, { runGen }, { where }, { kernelStubs }, { unambiguousName }] = await Promise.all([
+  const [{ planPins, newKernelStubs }, { runGen }, { where }] = await Promise.all([
     import("../upgrade/apply.js"),
     import("../pipeline/gen.js"),
     import("../upgrade/compare.js"),
-    import("../dest/kernels.js"),
-    import("../model/catalog.js"),
   ]);
   const removed = report.overloads.filter((o) => o.changes.some((c) => c.kind === "removed"));
   if (removed.length || report.yamlErrors.length) {
@@ -154,19 +152,7 @@ async function applyUpgrade(
   };
   // Everything rendered (and every check run) before the first write: gen in dry-run mode.
   const dry = await runGen({ ...req, mode: { dryRun: true } });
-  // `gen --stubs` for the kernels this torch adds (none served them before), never for a kernel
-  // whose signature changed: its definition exists and is reported as a break.
-  const had = new Set(
-    manifest.operators.filter((o) => o.served_by === "kernel" || o.served_by === "autograd").map((o) => o.name),
-  );
-  const fresh = new Set(
-    [...dry.plan.backend.kernels, ...(dry.plan.autograd?.kernels ?? [])]
-      .filter((k) => !had.has(k.op))
-      .map((k) => `${unambiguousName(k.f.func.name)}.cpp`),
-  );
-  const stubFiles = kernelStubs(dry.config, target, { existingDirs: [path.join(dir, "csrc")] }).filter((f) =>
-    fresh.has(f.path),
-  );
+  const stubFiles = newKernelStubs(dry.plan, dry.config, target, manifest, [path.join(dir, "csrc")]);
   const pinWrite = writeFiles(dir, pins.move);
   const stubs = writeFiles(stubsDir, stubFiles);
   const g = await runGen(req);
@@ -176,6 +162,7 @@ async function applyUpgrade(
       `${k.path} changed since init: move its torch pin to ${to} yourself (${k.lines.map((l) => `${path.join(dir, k.path)}:${l}`).join(", ")})`,
     );
   }
+  for (const f of staleFiles(stubs)) left.push(`${path.join(stubsDir, f)}: implement the kernel the new torch adds`);
   for (const o of report.overloads) {
     for (const c of o.changes) {
       if (c.kind === "signature") {

@@ -18,7 +18,12 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import type { BackendConfig } from "../backend/types.js";
+import { kernelStubs } from "../dest/kernels.js";
 import type { Manifest } from "../dest/manifest.js";
+import type { Plan } from "../dest/plan.js";
+import { unambiguousName } from "../model/catalog.js";
+import type { OperatorCatalog } from "../model/types.js";
 import { DEVICE_KINDS, type DeviceKind, renderScaffold, scaffoldVars } from "../scaffold/init.js";
 import type { OutputFile } from "../write/files.js";
 
@@ -43,10 +48,12 @@ function opgenVersionOf(dir: string): string | null {
   return ci ? (/opgen-backend@([\w.+-]+)/.exec(ci)?.[1] ?? null) : null;
 }
 
-/** Lines of `content` that pin torch `pin` (1-based). */
-function pinLines(content: string, pin: string): number[] {
-  const re = new RegExp(`torch(==| )${pin.replace(/\./g, "\\.")}\\b`);
-  return content.split("\n").flatMap((l, i) => (re.test(l) ? [i + 1] : []));
+/** Lines of `content` that pin a torch other than `to` (1-based): the pin, or an older one never moved. */
+function pinLines(content: string, to: string): number[] {
+  return content.split("\n").flatMap((l, i) => {
+    const pins = [...l.matchAll(/torch(?:==| )(\d+\.\d+\.\d+)\b/g)].map((m) => m[1]);
+    return pins.some((v) => v !== to) ? [i + 1] : [];
+  });
 }
 
 /**
@@ -81,9 +88,33 @@ export function planPins(dir: string, manifest: Manifest, from: string, to: stri
     if (now === null) continue; // removed by a person: nothing to move
     if (own.has(p)) move.push({ path: p, content: text(after.get(p)!) });
     else {
-      const lines = pinLines(now, from);
+      const lines = pinLines(now, to);
       if (lines.length) kept.push({ path: p, lines });
     }
   }
   return { move, kept, kind: own.size ? kind : null };
+}
+
+/**
+ * `gen --stubs` (kernelStubs, create-only) for the kernels the target's plan
+ * declares that no kernel served in the manifest: what the new torch adds.
+ * Never for a kernel whose signature changed: its definition exists, and the
+ * report names it as a break for a person to fix.
+ */
+export function newKernelStubs(
+  plan: Plan,
+  config: BackendConfig,
+  catalog: OperatorCatalog,
+  manifest: Manifest,
+  existingDirs: readonly string[],
+): OutputFile[] {
+  const had = new Set(
+    manifest.operators.filter((o) => o.served_by === "kernel" || o.served_by === "autograd").map((o) => o.name),
+  );
+  const fresh = new Set(
+    [...plan.backend.kernels, ...(plan.autograd?.kernels ?? [])]
+      .filter((k) => !had.has(k.op))
+      .map((k) => `${unambiguousName(k.f.func.name)}.cpp`),
+  );
+  return kernelStubs(config, catalog, { existingDirs }).filter((f) => fresh.has(f.path));
 }

@@ -200,6 +200,16 @@ describe("upgrade --torch-version (a fake PyPI on 127.0.0.1)", () => {
     const j = JSON.parse(again.stdout);
     expect(j.applied.pins.moved).toEqual([]);
     expect(j.applied.generated.files.every((f: { status: string }) => f.status === "unchanged")).toBe(true);
+    // On to 2.99.0 (baseline 2.98.0 from the fake PyPI too): relu's kernel is bypassed now, a person's call.
+    const next = await cliAsync(["upgrade", dir, "--torch-version", "2.99.0", "--apply", "--json"], env);
+    expect(next.code).toBe(1);
+    const n = JSON.parse(next.stdout);
+    expect(n.baseline).toBe("2.98.0");
+    expect(n.applied.pins.moved.sort()).toEqual([".github/workflows/ci.yml", "pyproject.toml"]);
+    expect(n.applied.left, JSON.stringify(n.applied.left)).toEqual([
+      expect.stringMatching(/^README\.md changed since init/),
+      expect.stringMatching(/^relu \(\S+backend\.yaml:\d+:\d+\): the overload now decomposes above the backend/),
+    ]);
   }, 120_000);
 
   it("--apply writes nothing while backend.yaml lists an overload the target removed", async () => {
