@@ -67,6 +67,33 @@ refError refMallocHost(void** ptr, size_t size);
 refError refFreeHost(void* ptr);
 refError refPointerGetAttributes(refPointerAttributes* attributes, const void* ptr);
 
+// Memory statistics of one device's allocations, as a caching allocator
+// keeps them (Note [Device memory statistics]). Each stat is a gauge with
+// its peak and two running totals: what was added and what was taken off.
+typedef struct refMemoryStat {
+  int64_t current;
+  int64_t peak;
+  int64_t allocated;  // total added since the last reset of running totals
+  int64_t freed;      // total taken off since then
+} refMemoryStat;
+
+typedef struct refMemoryStats {
+  refMemoryStat allocations;      // live refMalloc blocks (a count)
+  refMemoryStat allocated_bytes;  // their sizes as the driver rounds them
+  refMemoryStat requested_bytes;  // their sizes as the callers asked
+  refMemoryStat reserved_bytes;   // taken from the system, live or cached for reuse
+  refMemoryStat segments;         // system allocations held (a count)
+} refMemoryStats;
+
+typedef enum refMemResetKind { refMemResetPeaks = 1, refMemResetTotals = 2 } refMemResetKind;
+
+refError refMemGetStats(int device, refMemoryStats* stats);
+refError refMemResetStats(int device, refMemResetKind kind);
+// Gives every device's cached free blocks back to the system.
+refError refMemEmptyCache(void);
+// Free and total memory of the current device.
+refError refMemGetInfo(size_t* free_bytes, size_t* total_bytes);
+
 // Copies; the async form is ordered on `stream`.
 refError refMemcpy(void* dst, const void* src, size_t count, refMemcpyKind kind);
 refError refMemcpyAsync(void* dst, const void* src, size_t count, refMemcpyKind kind, refStream_t stream);

@@ -4,6 +4,8 @@
 // answers pointer queries (refPointerGetAttributes), as a real driver does.
 #include "runtime/Runtime.h"
 
+#include <c10/core/CachingDeviceAllocator.h>
+#include <c10/core/DeviceGuard.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/Exception.h>
 
@@ -15,8 +17,69 @@ namespace {
 void device_delete(void* p) { refFree(p); }
 void pinned_delete(void* p) { refFreeHost(p); }
 
-class DeviceAllocator final : public c10::Allocator {
+// The driver's statistics in PyTorch's shape (Note [Device memory statistics]
+// in driver/MemoryStats.h), for torch.accelerator.memory_stats() and friends.
+c10::CachingAllocator::Stat to_stat(const refMemoryStat& s) {
+  c10::CachingAllocator::Stat out;
+  out.current = s.current;
+  out.peak = s.peak;
+  out.allocated = s.allocated;
+  out.freed = s.freed;
+  return out;
+}
+
+void set_aggregate(c10::CachingAllocator::StatArray& a, const refMemoryStat& s) {
+  a[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)] = to_stat(s);
+}
+
+// A c10::DeviceAllocator, so that the device-generic memory API
+// (torch.accelerator.memory_allocated, empty_cache, get_memory_info) works.
+class DeviceAllocator final : public c10::DeviceAllocator {
  public:
+  bool initialized() override { return true; }
+
+  void emptyCache(c10::MempoolId_t /*mempool_id*/) override { driver_check(refMemEmptyCache(), "empty cache"); }
+
+  // Streams of the reference drivers never reuse a block before the work
+  // queued on it completes (CPU: synchronous; CUDA: Note [CUDA block cache]),
+  // so there is nothing to record.
+  void recordStream(const c10::DataPtr& /*ptr*/, c10::Stream /*stream*/) override {}
+
+  c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override {
+    check_device_index(device);
+    refMemoryStats s{};
+    driver_check(refMemGetStats(device, &s), "memory statistics");
+    c10::CachingDeviceAllocator::DeviceStats out;
+    set_aggregate(out.allocation, s.allocations);
+    set_aggregate(out.active, s.allocations);
+    set_aggregate(out.segment, s.segments);
+    set_aggregate(out.allocated_bytes, s.allocated_bytes);
+    set_aggregate(out.active_bytes, s.allocated_bytes);
+    set_aggregate(out.requested_bytes, s.requested_bytes);
+    set_aggregate(out.reserved_bytes, s.reserved_bytes);
+    out.num_device_alloc = s.segments.allocated;
+    out.num_device_free = s.segments.freed;
+    return out;
+  }
+
+  void resetAccumulatedStats(c10::DeviceIndex device) override {
+    check_device_index(device);
+    driver_check(refMemResetStats(device, refMemResetTotals), "reset memory statistics");
+  }
+
+  void resetPeakStats(c10::DeviceIndex device) override {
+    check_device_index(device);
+    driver_check(refMemResetStats(device, refMemResetPeaks), "reset peak memory statistics");
+  }
+
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
+    check_device_index(device);
+    const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, device));
+    size_t free_bytes = 0, total_bytes = 0;
+    driver_check(refMemGetInfo(&free_bytes, &total_bytes), "memory info");
+    return {free_bytes, total_bytes};
+  }
+
   c10::DataPtr allocate(size_t nbytes) override {
     check_not_forked();
     mark_device_used();

@@ -9,6 +9,8 @@
 // accelerator.
 #include "driver/RefDriver.h"
 
+#include "driver/MemoryStats.h"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -116,13 +118,37 @@ void* map_aligned(size_t mapped) {
 constexpr size_t kCacheLimit = size_t{1} << 30;
 
 struct Cache {
-  std::multimap<std::pair<size_t, bool>, void*> blocks;  // (mapped, device memory) -> block
+  std::multimap<std::pair<size_t, int>, void*> blocks;  // (mapped, device or -1 for host) -> block
   size_t bytes = 0;
 };
 
 Cache& cache() {
   static Cache* c = new Cache();
   return *c;
+}
+
+// Per device (Note [Device memory statistics]); guarded by table().mu.
+refMemoryStats g_stats[kMaxDevices] = {};
+
+void account_release(int device, size_t mapped) {
+  if (device >= 0) refdrv::on_release(g_stats[device], mapped);
+}
+
+// Gives cached blocks back to the system: all of them, or (device_only) those
+// of device memory. Caller holds table().mu.
+void release_cache(bool device_only) {
+  Cache& c = cache();
+  for (auto it = c.blocks.begin(); it != c.blocks.end();) {
+    const auto [mapped, device] = it->first;
+    if (device_only && device < 0) {
+      ++it;
+      continue;
+    }
+    munmap(it->second, mapped);
+    account_release(device, mapped);
+    c.bytes -= mapped;
+    it = c.blocks.erase(it);
+  }
 }
 
 refError map_pages(void** ptr, size_t size, int device) {
@@ -135,22 +161,22 @@ refError map_pages(void** ptr, size_t size, int device) {
   const Allocation a{size, mapped, device};
   std::lock_guard<std::mutex> g(table().mu);
   void* p = nullptr;
-  auto hit = cache().blocks.find({mapped, device >= 0});
-  if (hit != cache().blocks.end()) {
+  auto hit = cache().blocks.find({mapped, device});
+  const bool fresh = hit == cache().blocks.end();
+  if (!fresh) {
     p = hit->second;
     cache().bytes -= mapped;
     cache().blocks.erase(hit);
   } else {
     p = map_aligned(mapped);
     if (p == nullptr && cache().bytes > 0) {  // out of memory: give the cache back first
-      for (auto& [key, block] : cache().blocks) munmap(block, key.first);
-      cache().blocks.clear();
-      cache().bytes = 0;
+      release_cache(false);
       p = map_aligned(mapped);
     }
     if (p == nullptr) return refErrorMemoryAllocation;
     protect(reinterpret_cast<uintptr_t>(p), a, false);
   }
+  if (device >= 0) refdrv::on_allocate(g_stats[device], size, mapped, fresh);
   table().map[reinterpret_cast<uintptr_t>(p)] = a;
   *ptr = p;
   return refSuccess;
@@ -163,13 +189,16 @@ refError unmap_pages(void* ptr, bool device) {
     std::lock_guard<std::mutex> g(table().mu);
     auto it = table().map.find(reinterpret_cast<uintptr_t>(ptr));
     if (it == table().map.end() || (it->second.device >= 0) != device) return refErrorInvalidPointer;
-    mapped = it->second.mapped;
+    const Allocation a = it->second;
+    mapped = a.mapped;
     table().map.erase(it);
+    if (a.device >= 0) refdrv::on_free(g_stats[a.device], a.size, mapped);
     if (cache().bytes + mapped <= kCacheLimit) {
-      cache().blocks.emplace(std::make_pair(mapped, device), ptr);
+      cache().blocks.emplace(std::make_pair(mapped, a.device), ptr);
       cache().bytes += mapped;
       return refSuccess;
     }
+    account_release(a.device, mapped);
   }
   munmap(ptr, mapped);
   return refSuccess;
@@ -244,6 +273,36 @@ refError refMalloc(void** ptr, size_t size) { return map_pages(ptr, size, tls_de
 refError refFree(void* ptr) { return unmap_pages(ptr, true); }
 refError refMallocHost(void** ptr, size_t size) { return map_pages(ptr, size, -1); }
 refError refFreeHost(void* ptr) { return unmap_pages(ptr, false); }
+
+refError refMemGetStats(int device, refMemoryStats* stats) {
+  if (stats == nullptr) return refErrorInvalidValue;
+  if (device < 0 || device >= device_count()) return refErrorInvalidDevice;
+  std::lock_guard<std::mutex> g(table().mu);
+  *stats = g_stats[device];
+  return refSuccess;
+}
+
+refError refMemResetStats(int device, refMemResetKind kind) {
+  if (device < 0 || device >= device_count()) return refErrorInvalidDevice;
+  if (kind != refMemResetPeaks && kind != refMemResetTotals) return refErrorInvalidValue;
+  std::lock_guard<std::mutex> g(table().mu);
+  refdrv::reset(g_stats[device], kind);
+  return refSuccess;
+}
+
+refError refMemEmptyCache(void) {
+  std::lock_guard<std::mutex> g(table().mu);
+  release_cache(true);
+  return refSuccess;
+}
+
+// Device memory is host memory here: the machine's.
+refError refMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  if (free_bytes == nullptr || total_bytes == nullptr) return refErrorInvalidValue;
+  *free_bytes = static_cast<size_t>(sysconf(_SC_AVPHYS_PAGES)) * page_size();
+  *total_bytes = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * page_size();
+  return refSuccess;
+}
 
 refError refPointerGetAttributes(refPointerAttributes* attributes, const void* ptr) {
   if (attributes == nullptr) return refErrorInvalidValue;

@@ -14,7 +14,8 @@
 // other call fails with refErrorInvalidDevice, so importing a project built
 // on it works (its Python package says why there is no device) and CPU
 // tensors are unaffected.
-#include "driver/cuda/CudaDriver.h"
+#include "driver/MemoryStats.h"
+#include "driver/RefDriver.h"
 
 #include <cuda_runtime_api.h>
 
@@ -108,7 +109,7 @@ class Allocator {
   std::mutex mu;
   std::map<uintptr_t, Block> live;  // address-ordered: interior pointers find their block
   std::map<std::pair<int, size_t>, std::vector<FreeBlock>> cached;  // (device, rounded) -> blocks
-  refCudaMemoryStats stats[64] = {};
+  refMemoryStats stats[64] = {};  // Note [Device memory statistics]
 
   std::map<uintptr_t, Block>::iterator find(const void* p) {
     const auto key = reinterpret_cast<uintptr_t>(p);
@@ -132,8 +133,7 @@ class Allocator {
           cudaEventDestroy(b.ready);
         }
         cudaFree(b.ptr);
-        stats[device].reserved_bytes -= it->first.second;
-        stats[device].cached_bytes -= it->first.second;
+        refdrv::on_release(stats[device], it->first.second);
       }
       it = cached.erase(it);
     }
@@ -148,13 +148,13 @@ Allocator& allocator() {
 void print_stats_at_exit() {
   Allocator& a = allocator();
   for (int d = 0; d < device_count() && d < 64; ++d) {
-    const refCudaMemoryStats& s = a.stats[d];
+    const refMemoryStats& s = a.stats[d];
     std::fprintf(stderr,
-                 "ref cuda driver: device %d: %llu cudaMalloc calls, %llu cache hits, peak %llu bytes allocated, "
-                 "%llu bytes reserved\n",
-                 d, static_cast<unsigned long long>(s.cuda_mallocs), static_cast<unsigned long long>(s.cache_hits),
-                 static_cast<unsigned long long>(s.peak_allocated_bytes),
-                 static_cast<unsigned long long>(s.reserved_bytes));
+                 "ref cuda driver: device %d: %lld cudaMalloc calls, %lld cache hits, peak %lld bytes allocated, "
+                 "%lld bytes reserved\n",
+                 d, static_cast<long long>(s.segments.allocated),
+                 static_cast<long long>(s.allocations.allocated - s.segments.allocated),
+                 static_cast<long long>(s.allocated_bytes.peak), static_cast<long long>(s.reserved_bytes.current));
   }
 }
 
@@ -174,7 +174,6 @@ void* take_cached(Allocator& a, int device, size_t rounded) {
     }
     blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(i));
     if (blocks.empty()) a.cached.erase(it);
-    a.stats[device].cached_bytes -= rounded;
     return b.ptr;
   }
   return nullptr;
@@ -199,11 +198,9 @@ refError device_malloc(void** ptr, size_t size) {
   const size_t rounded = round_size(size);
   Allocator& a = allocator();
   std::lock_guard<std::mutex> g(a.mu);
-  refCudaMemoryStats& s = a.stats[device];
   void* p = take_cached(a, device, rounded);
-  if (p != nullptr) {
-    ++s.cache_hits;
-  } else {
+  const bool fresh = p == nullptr;
+  if (fresh) {
     cudaError_t e = cudaMalloc(&p, rounded);
     if (e == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
@@ -211,11 +208,8 @@ refError device_malloc(void** ptr, size_t size) {
       e = cudaMalloc(&p, rounded);
     }
     if (refError r = check(e)) return r;
-    ++s.cuda_mallocs;
-    s.reserved_bytes += rounded;
   }
-  s.allocated_bytes += rounded;
-  if (s.allocated_bytes > s.peak_allocated_bytes) s.peak_allocated_bytes = s.allocated_bytes;
+  refdrv::on_allocate(a.stats[device], size, rounded, fresh);
   a.live[reinterpret_cast<uintptr_t>(p)] = Block{size, rounded, device};
   *ptr = p;
   return refSuccess;
@@ -229,8 +223,7 @@ refError device_free(void* ptr) {
   if (it == a.live.end() || it->second.device < 0) return refErrorInvalidPointer;
   const Block b = it->second;
   a.live.erase(it);
-  refCudaMemoryStats& s = a.stats[b.device];
-  s.allocated_bytes -= b.rounded;
+  refdrv::on_free(a.stats[b.device], b.size, b.rounded);
   int previous = 0;
   cudaGetDevice(&previous);
   if (previous != b.device) cudaSetDevice(b.device);
@@ -243,7 +236,6 @@ refError device_free(void* ptr) {
   }
   if (previous != b.device) cudaSetDevice(previous);
   a.cached[{b.device, b.rounded}].push_back(FreeBlock{ptr, ready});
-  s.cached_bytes += b.rounded;
   return refSuccess;
 }
 
@@ -459,22 +451,36 @@ refError refAccessBegin(const void* ptr) {
 
 refError refAccessEnd(const void* ptr) { return refAccessBegin(ptr); }
 
-refError refCudaGetMemoryStats(int device, refCudaMemoryStats* stats) {
-  if (stats == nullptr || device < 0 || device >= device_count() || device >= 64) return refErrorInvalidValue;
+refError refMemGetStats(int device, refMemoryStats* stats) {
+  if (stats == nullptr) return refErrorInvalidValue;
+  if (device < 0 || device >= device_count() || device >= 64) return refErrorInvalidDevice;
   Allocator& a = allocator();
   std::lock_guard<std::mutex> g(a.mu);
   *stats = a.stats[device];
   return refSuccess;
 }
 
-refError refCudaEmptyCache(void) {
-  int device = 0;
-  if (device_count() == 0) return no_device();
-  if (refError e = check(cudaGetDevice(&device))) return e;
+refError refMemResetStats(int device, refMemResetKind kind) {
+  if (device < 0 || device >= device_count() || device >= 64) return refErrorInvalidDevice;
+  if (kind != refMemResetPeaks && kind != refMemResetTotals) return refErrorInvalidValue;
   Allocator& a = allocator();
   std::lock_guard<std::mutex> g(a.mu);
-  a.empty_cache(device);
+  refdrv::reset(a.stats[device], kind);
   return refSuccess;
+}
+
+refError refMemEmptyCache(void) {
+  if (device_count() == 0) return no_device();
+  Allocator& a = allocator();
+  std::lock_guard<std::mutex> g(a.mu);
+  for (int d = 0; d < device_count() && d < 64; ++d) a.empty_cache(d);
+  return refSuccess;
+}
+
+refError refMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  if (free_bytes == nullptr || total_bytes == nullptr) return refErrorInvalidValue;
+  if (device_count() == 0) return no_device();
+  return check(cudaMemGetInfo(free_bytes, total_bytes));
 }
 
 }  // extern "C"
