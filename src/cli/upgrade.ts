@@ -10,6 +10,7 @@ import type { Manifest } from "../dest/manifest.js";
 import { loadCatalog } from "../model/catalog.js";
 import type { OperatorCatalog } from "../model/types.js";
 import { discoverTorch } from "../torch/discover.js";
+import type { UpgradeReport } from "../upgrade/compare.js";
 import type { FetchOptions } from "../upgrade/wheel.js";
 import { formatDiagnostic, UserError } from "../util/errors.js";
 import { style } from "../util/term.js";
@@ -121,7 +122,7 @@ interface Applied {
  */
 async function applyUpgrade(
   dir: string,
-  report: import("../upgrade/compare.js").UpgradeReport,
+  report: UpgradeReport,
   manifest: Manifest,
   target: OperatorCatalog,
   opts: UpgradeOpts,
@@ -226,11 +227,11 @@ export function registerUpgradeCommand(program: Command): void {
 Exit status:
   0  the target torch changes nothing for this backend
   1  action needed (signatures, removed overloads, dispatch, tags, derived siblings, core ATen)
-  With --apply: 0 when applied with nothing left for you, 1 when something is
-  (a break, a pin in a file you changed, a dispatch change) or it cannot apply
-  (backend.yaml lists overloads the target removed: edit it first).
   2  bad input: no manifest (or one older than backend.yaml), a torch older than the
-     project's pin, a nightly torch, a --torch-version PyPI does not have (or no network)`,
+     project's pin, a nightly torch, a --torch-version PyPI does not have (or no network)
+  With --apply: 0 when applied with nothing left for you; 1 when something is
+  (a break, a pin in a file you changed, a dispatch change, a new kernel's stub)
+  or when it cannot apply (backend.yaml lists overloads the target removed)`,
     )
     .action(async (dir: string, opts: UpgradeOpts) => {
       const [{ compareUpgrade, checkTargetVersion }, fmt, { sourceFiles }] = await Promise.all([
