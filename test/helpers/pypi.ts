@@ -7,8 +7,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import zlib from "node:zlib";
 
-/** A zip file of `members` (name -> text), deflated, with a central directory. */
-export function makeZip(members: Readonly<Record<string, string>>): Buffer {
+/**
+ * A zip file of `members` (name -> text), deflated, with a central directory.
+ * `zip64`: the central directory's sizes and offsets in zip64 records (as a
+ * writer must past 4 GiB or 65,535 members), the 32-bit fields saturated.
+ */
+export function makeZip(members: Readonly<Record<string, string>>, opts: { zip64?: boolean } = {}): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
@@ -28,28 +32,53 @@ export function makeZip(members: Readonly<Record<string, string>>): Buffer {
     // An extra field in the local header only, as some zip writers add: readers must use the local lengths.
     const extra = Buffer.from([0xfe, 0xca, 4, 0, 1, 2, 3, 4]);
     local.writeUInt16LE(extra.length, 28);
+    // zip64 extra: original size, compressed size, local header offset (the saturated fields, in this order).
+    const z64 = Buffer.alloc(opts.zip64 ? 28 : 0);
+    if (opts.zip64) {
+      z64.writeUInt16LE(1, 0);
+      z64.writeUInt16LE(24, 2);
+      z64.writeBigUInt64LE(BigInt(raw.length), 4);
+      z64.writeBigUInt64LE(BigInt(data.length), 12);
+      z64.writeBigUInt64LE(BigInt(offset), 20);
+    }
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE(20, 4);
     central.writeUInt16LE(20, 6);
     central.writeUInt16LE(8, 10);
     central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(data.length, 20);
-    central.writeUInt32LE(raw.length, 24);
+    central.writeUInt32LE(opts.zip64 ? 0xffffffff : data.length, 20);
+    central.writeUInt32LE(opts.zip64 ? 0xffffffff : raw.length, 24);
     central.writeUInt16LE(nameBuf.length, 28);
-    central.writeUInt32LE(offset, 42);
+    central.writeUInt16LE(z64.length, 30);
+    central.writeUInt32LE(opts.zip64 ? 0xffffffff : offset, 42);
     locals.push(local, nameBuf, extra, data);
-    centrals.push(central, nameBuf);
+    centrals.push(central, nameBuf, z64);
     offset += local.length + nameBuf.length + extra.length + data.length;
   }
   const cd = Buffer.concat(centrals);
+  const n = Object.keys(members).length;
   const eocd = Buffer.alloc(22);
   eocd.writeUInt32LE(0x06054b50, 0);
-  eocd.writeUInt16LE(Object.keys(members).length, 8);
-  eocd.writeUInt16LE(Object.keys(members).length, 10);
-  eocd.writeUInt32LE(cd.length, 12);
-  eocd.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, cd, eocd]);
+  eocd.writeUInt16LE(opts.zip64 ? 0xffff : n, 8);
+  eocd.writeUInt16LE(opts.zip64 ? 0xffff : n, 10);
+  eocd.writeUInt32LE(opts.zip64 ? 0xffffffff : cd.length, 12);
+  eocd.writeUInt32LE(opts.zip64 ? 0xffffffff : offset, 16);
+  if (!opts.zip64) return Buffer.concat([...locals, cd, eocd]);
+  const rec = Buffer.alloc(56);
+  rec.writeUInt32LE(0x06064b50, 0);
+  rec.writeBigUInt64LE(44n, 4);
+  rec.writeUInt16LE(45, 12);
+  rec.writeUInt16LE(45, 14);
+  rec.writeBigUInt64LE(BigInt(n), 24);
+  rec.writeBigUInt64LE(BigInt(n), 32);
+  rec.writeBigUInt64LE(BigInt(cd.length), 40);
+  rec.writeBigUInt64LE(BigInt(offset), 48);
+  const locator = Buffer.alloc(20);
+  locator.writeUInt32LE(0x07064b50, 0);
+  locator.writeBigUInt64LE(BigInt(offset + cd.length), 8);
+  locator.writeUInt32LE(1, 16);
+  return Buffer.concat([...locals, cd, rec, locator, eocd]);
 }
 
 export interface FakePypi {
@@ -125,12 +154,20 @@ export async function fakePypi(
 }
 
 /** A wheel-shaped zip holding torchgen's three packaged YAMLs (and a member we must not read). */
-export function torchWheel(nativeFunctions: string, tags: string, derivatives: string): Buffer {
-  return makeZip({
-    "torch/__init__.py": "# not read\n",
-    "torchgen/packaged/ATen/native/native_functions.yaml": nativeFunctions,
-    "torchgen/packaged/ATen/native/tags.yaml": tags,
-    "torchgen/packaged/autograd/derivatives.yaml": derivatives,
-    "torch-2.x.dist-info/RECORD": "",
-  });
+export function torchWheel(
+  nativeFunctions: string,
+  tags: string,
+  derivatives: string,
+  opts: { zip64?: boolean } = {},
+): Buffer {
+  return makeZip(
+    {
+      "torch/__init__.py": "# not read\n",
+      "torchgen/packaged/ATen/native/native_functions.yaml": nativeFunctions,
+      "torchgen/packaged/ATen/native/tags.yaml": tags,
+      "torchgen/packaged/autograd/derivatives.yaml": derivatives,
+      "torch-2.x.dist-info/RECORD": "",
+    },
+    opts,
+  );
 }

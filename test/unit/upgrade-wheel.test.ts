@@ -82,6 +82,13 @@ describe("fetchTorchSchemas", () => {
     expect(readFileSync(got.tagsYaml, "utf8")).toBe(texts.tags);
   });
 
+  it("reads a zip64 wheel (sizes and offsets in zip64 records)", async () => {
+    const pypi = await serve(new Map([["2.14.2", torchWheel(texts.nf, texts.tags, texts.der, { zip64: true })]]));
+    const got = await fetchTorchSchemas("2.14.2", { index: pypi.index, cacheDir: cache() });
+    expect(readFileSync(got.nativeFunctionsYaml, "utf8")).toBe(texts.nf);
+    expect(readFileSync(got.derivativesYaml, "utf8")).toBe(texts.der);
+  });
+
   it.each([
     [
       "a version the index does not have",
