@@ -69,10 +69,11 @@ describe("backends/ref, all kernels", () => {
     const uncompared = (op: string) =>
       rep.results.some((x) => x.op === op && x.check === "values" && /^nondeterministic/.test(x.message ?? ""));
     const hasFallbackCheck = (op: string) => rep.results.some((x) => x.op === op && x.check === "fallback");
-    // The runner cannot make a Storage argument; set_.source_Tensor runs the
-    // same runtime kernel (Minimal.cpp's set_storage_offset), and the
-    // project's test_set_from_storage_matches_cpu calls both with storages.
-    const unsampled = new Set(["set_.source_Storage", "set_.source_Storage_storage_offset"]);
+    // The runner cannot make a Storage or a Stream argument; set_.source_Tensor
+    // runs the same runtime kernel (Minimal.cpp's set_storage_offset), the
+    // project's test_set_from_storage_matches_cpu calls both with storages,
+    // and test_device_module_streams_and_properties calls record_stream.
+    const unsampled = new Set(["set_.source_Storage", "set_.source_Storage_storage_offset", "record_stream"]);
     for (const op of listed.filter((o) => !unsampled.has(o))) {
       const ok = !uncompared(op) ? passed(op, "values") : passed(op, hasFallbackCheck(op) ? "fallback" : "device");
       expect(ok, op).toBe(true);

@@ -17,6 +17,7 @@
 #include <ATen/TensorUtils.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/from_blob.h>
+#include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/SymIntArrayRef.h>
 #include <torch/library.h>
 
@@ -317,7 +318,19 @@ bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& 
   return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set()) || (dense(self) && dense(from));
 }
 
+// Tensor.record_stream(s): tells the allocator that `s` uses self's memory,
+// as CUDA's caching allocator needs before it reuses a block. Without a
+// kernel it would go to the CPU fallback, which cannot serve a Stream.
+void record_stream(at::Tensor& self, c10::Stream s) {
+  TORCH_CHECK(s.device_type() == c10::DeviceType::PrivateUse1 && s.device_index() == self.device().index(),
+              "record_stream: the stream (", s, ") must be on the tensor's device, ", self.device());
+  auto* allocator = dynamic_cast<c10::DeviceAllocator*>(device_allocator());
+  TORCH_INTERNAL_ASSERT(allocator != nullptr, "the device allocator is not a c10::DeviceAllocator");
+  allocator->recordStream(self.storage().data_ptr(), s);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("record_stream", TORCH_FN(record_stream));
   m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
   m.impl("empty_strided", TORCH_FN(empty_strided));
