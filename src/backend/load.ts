@@ -14,6 +14,7 @@
  * Booleans additionally must be spelt as PyYAML spells them (`y` is a string
  * to PyYAML but a boolean to the `yaml` package's 1.1 schema).
  */
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type * as Yaml from "yaml";
@@ -102,20 +103,26 @@ const MAX_FLOW_DEPTH = 32;
 
 /** Reads and validates `file`. Throws UserError with every problem found. */
 export function loadBackendYaml(file: string, catalog: OperatorCatalog): BackendConfig {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, "utf8");
+    bytes = readFileSync(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? "";
     const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : String(e);
     throw new UserError(`${file}: cannot read backend YAML: ${why}; pass the path of your backend.yaml`);
   }
-  return parseBackendYaml(text, file, catalog);
+  return parseBackendYaml(bytes.toString("utf8"), file, catalog, { sha256: sha256(bytes) });
+}
+
+function sha256(bytes: string | Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
 }
 
 export interface ParseOptions {
   /** Use fastyaml.ts where it applies (default true); tests turn it off to compare both readers. */
   readonly fastPath?: boolean;
+  /** SHA-256 of the bytes `text` was decoded from (default: of `text` as UTF-8). */
+  readonly sha256?: string;
 }
 
 /** As loadBackendYaml, for YAML text already in memory; `file` is only used in diagnostics. */
@@ -129,7 +136,7 @@ export function parseBackendYaml(
   const config = cx.run();
   const diags = sortDiagnostics(cx.diags);
   if (config === null || diags.some((d) => d.severity === "error")) throw UserError.fromDiagnostics(diags);
-  return { ...config, warnings: diags };
+  return { ...config, sourceSha256: options.sha256 ?? sha256(text), warnings: diags };
 }
 
 function sortDiagnostics(ds: readonly Diagnostic[]): Diagnostic[] {
@@ -258,7 +265,7 @@ class Checker {
   }
 
   /** Returns null when the file is too broken to check further (errors already recorded). */
-  run(): Omit<BackendConfig, "warnings"> | null {
+  run(): Omit<BackendConfig, "warnings" | "sourceSha256"> | null {
     if (!this.withinLimits()) return null;
     const fast = this.fastPath ? fastParse(this.text) : undefined;
     const top = fast === undefined ? this.parseFully() : fast;
@@ -366,7 +373,7 @@ class Checker {
     return true;
   }
 
-  private checkTop(top: YMap): Omit<BackendConfig, "warnings"> | null {
+  private checkTop(top: YMap): Omit<BackendConfig, "warnings" | "sourceSha256"> | null {
     const first = new Map<string, YPair>();
     const keyLocs = new Map<string, SourceLoc>();
     for (const pair of top.items) {

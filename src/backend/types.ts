@@ -89,6 +89,8 @@ export interface NonNativeEntry {
 export interface BackendConfig {
   /** The YAML path as it was given (diagnostics cite it). */
   readonly file: string;
+  /** SHA-256 of the YAML as it was read (the manifest's yaml_sha256). */
+  readonly sourceSha256: string;
   /** `backend:` — the dispatch key kernels are registered on. */
   readonly backend: BackendKey;
   /** `Autograd<backend>`: where `autograd:` entries are registered. */

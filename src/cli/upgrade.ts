@@ -153,7 +153,7 @@ async function applyUpgrade(
   };
   // Everything rendered (and every check run) before the first write: gen in dry-run mode.
   const dry = await runGen({ ...req, mode: { dryRun: true } });
-  const stubFiles = newKernelStubs(dry.plan, dry.config, target, manifest, [path.join(dir, "csrc")]);
+  const stubFiles = newKernelStubs(dry.plan, manifest, [path.join(dir, "csrc")]);
   const pinWrite = writeFiles(dir, pins.move);
   const stubs = writeFiles(stubsDir, stubFiles);
   const g = await runGen(req);
@@ -237,7 +237,7 @@ Exit status:
       const [{ compareUpgrade, checkTargetVersion }, fmt, { sourceFiles }] = await Promise.all([
         import("../upgrade/compare.js"),
         import("../upgrade/format.js"),
-        import("../dest/kernels.js"),
+        import("../impl/kernels.js"),
       ]);
       let report: ReturnType<typeof compareUpgrade>;
       let manifest: Manifest;

@@ -6,7 +6,7 @@
  * (Note [Lossless schemas]: the same string printSchema gives).
  */
 import { schemaKind } from "../model/catalog.js";
-import type { NativeFunction, OperatorCatalog } from "../model/types.js";
+import type { NativeFunction } from "../model/types.js";
 import { cmp } from "../vocab.js";
 import type { Plan, Registration } from "./plan.js";
 
@@ -72,7 +72,7 @@ function runtimeOperator(f: NativeFunction): ManifestOperator {
   return { ...describeOverload(f), served_by: "runtime", kernel: "", autograd: false, symint: false, view: isView(f) };
 }
 
-export function buildManifest(plan: Plan, catalog: OperatorCatalog, yamlSha256: string): Manifest {
+export function buildManifest(plan: Plan): Manifest {
   const c = plan.config;
   const regs = [...plan.backend.registrations, ...(plan.autograd?.registrations ?? [])];
   return {
@@ -83,9 +83,9 @@ export function buildManifest(plan: Plan, catalog: OperatorCatalog, yamlSha256: 
     cpp_namespace: c.cppNamespace,
     ...(c.kernelHome.kind === "class" ? { class_name: c.kernelHome.className } : {}),
     // "2.13.0+cpu" -> "2.13.0": the build variant is not part of the operator set.
-    torch_version: catalog.torchVersion.replace(/\+.*$/, ""),
-    yaml_sha256: yamlSha256,
-    core_total: catalog.functions.filter((f) => f.tags.includes("core")).length,
+    torch_version: plan.torchVersion.replace(/\+.*$/, ""),
+    yaml_sha256: plan.config.sourceSha256,
+    core_total: plan.coreTotal,
     ...(c.dtypes ? { dtypes: c.dtypes } : {}),
     operators: [...regs.map(operator), ...plan.runtime.map(runtimeOperator)].sort((a, b) => cmp(a.name, b.name)),
   };

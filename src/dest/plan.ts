@@ -91,6 +91,10 @@ export interface Plan {
    * not by gen; the manifest and coverage list them (Note [Runtime operators]).
    */
   readonly runtime: readonly NativeFunction[];
+  /** The torch the plan is for (the catalog's version, local suffix kept). */
+  readonly torchVersion: string;
+  /** How many overloads this torch tags `core` (the manifest's core_total). */
+  readonly coreTotal: number;
 }
 
 function kernelDecl(entry: OpEntry, config: BackendConfig, autograd: boolean): KernelDecl {
@@ -320,6 +324,11 @@ export function fromOutProblem(f: NativeFunction, out: KernelDecl): string | nul
   return null;
 }
 
+/** Every kernel the plan declares: the backend key's, then autograd's. */
+export function kernelsOf(plan: Plan): KernelDecl[] {
+  return [...plan.backend.kernels, ...(plan.autograd?.kernels ?? [])];
+}
+
 export function buildPlan(config: BackendConfig, catalog: OperatorCatalog): Plan {
   const skipped = new Map<string, string>();
   const backendEntries = [...config.supported, ...config.fullCodegen];
@@ -330,5 +339,6 @@ export function buildPlan(config: BackendConfig, catalog: OperatorCatalog): Plan
   const uniqSorted = (xs: readonly KernelDecl[]) => [...new Set(xs.map((k) => k.declaration))].sort();
   const declarations = [...uniqSorted(backend.kernels), ...(autograd ? uniqSorted(autograd.kernels) : [])];
   const runtime = config.runtime.map((e) => e.fn).sort((a, b) => cmp(a.name, b.name));
-  return { config, backend, autograd, declarations, skipped, runtime };
+  const coreTotal = catalog.functions.filter((f) => f.tags.includes("core")).length;
+  return { config, backend, autograd, declarations, skipped, runtime, torchVersion: catalog.torchVersion, coreTotal };
 }

@@ -66,15 +66,17 @@ export async function runGen(req: GenRequest): Promise<GenOutcome> {
   const dest = destModule();
   dest.catch(() => {});
   const { catalog, config } = await loadInputs(req.yamlPath, req.python, req.catalog);
-  const { buildPlan, generateFromPlan, kernelStubs, missingKernels, yamlSha256 } = await dest;
+  const { buildPlan, generateFromPlan } = await dest;
   const plan = buildPlan(config, catalog);
-  const files = generateFromPlan(plan, catalog, yamlSha256(config, { sourceYamlPath: req.yamlPath }));
+  const files = generateFromPlan(plan);
   const mode = req.mode ?? {};
   const result = writeFiles(req.outDir, files, mode);
+  // The vendor's sources are read only when asked for.
+  const impl = req.stubsDir !== undefined || req.implPath !== undefined ? await import("../impl/kernels.js") : null;
   const stubs =
-    req.stubsDir === undefined
+    req.stubsDir === undefined || impl === null
       ? undefined
-      : writeFiles(req.stubsDir, kernelStubs(config, catalog, { existingDirs: [req.stubsDir] }), mode);
-  const kernelProblems = req.implPath === undefined ? [] : missingKernels(config, catalog, req.implPath);
+      : writeFiles(req.stubsDir, impl.kernelStubs(plan, { existingDirs: [req.stubsDir] }), mode);
+  const kernelProblems = req.implPath === undefined || impl === null ? [] : impl.missingKernels(plan, req.implPath);
   return { config, catalog, plan, result, stubs, kernelProblems };
 }

@@ -18,12 +18,10 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import type { BackendConfig } from "../backend/types.js";
-import { kernelStubs } from "../dest/kernels.js";
 import type { Manifest } from "../dest/manifest.js";
 import type { Plan } from "../dest/plan.js";
+import { kernelStubs } from "../impl/kernels.js";
 import { unambiguousName } from "../model/catalog.js";
-import type { OperatorCatalog } from "../model/types.js";
 import { DEVICE_KINDS, type DeviceKind, renderScaffold, scaffoldVars } from "../scaffold/init.js";
 import type { OutputFile } from "../write/files.js";
 
@@ -101,13 +99,7 @@ export function planPins(dir: string, manifest: Manifest, from: string, to: stri
  * Never for a kernel whose signature changed: its definition exists, and the
  * report names it as a break for a person to fix.
  */
-export function newKernelStubs(
-  plan: Plan,
-  config: BackendConfig,
-  catalog: OperatorCatalog,
-  manifest: Manifest,
-  existingDirs: readonly string[],
-): OutputFile[] {
+export function newKernelStubs(plan: Plan, manifest: Manifest, existingDirs: readonly string[]): OutputFile[] {
   const had = new Set(
     manifest.operators.filter((o) => o.served_by === "kernel" || o.served_by === "autograd").map((o) => o.name),
   );
@@ -116,5 +108,5 @@ export function newKernelStubs(
       .filter((k) => !had.has(k.op))
       .map((k) => `${unambiguousName(k.f.func.name)}.cpp`),
   );
-  return kernelStubs(config, catalog, { existingDirs }).filter((f) => fresh.has(f.path));
+  return kernelStubs(plan, { existingDirs }).filter((f) => fresh.has(f.path));
 }

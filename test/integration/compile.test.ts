@@ -24,7 +24,8 @@ import path from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBackendYaml } from "../../src/backend/load.js";
-import { generate, kernelStubs, missingKernels } from "../../src/dest/index.js";
+import { buildPlan, generate } from "../../src/dest/index.js";
+import { kernelStubs, missingKernels } from "../../src/impl/kernels.js";
 import { isGroup, loadCatalog } from "../../src/model/catalog.js";
 import type { OperatorCatalog } from "../../src/model/types.js";
 import { discoverTorch, type TorchInstall } from "../../src/torch/discover.js";
@@ -62,7 +63,7 @@ function gen(name: string, yamlText: string): string {
   const dir = path.join(work, name);
   mkdirSync(dir, { recursive: true });
   const config = parseBackendYaml(yamlText, "backend.yaml", catalog);
-  for (const f of generate(config, catalog, { yamlText })) writeFileSync(path.join(dir, f.path), f.content);
+  for (const f of generate(config, catalog)) writeFileSync(path.join(dir, f.path), f.content);
   return dir;
 }
 
@@ -142,7 +143,7 @@ describe("generated C++ compiles with -Wall -Wextra -Werror", () => {
       await compile(path.join(dir, "RegisterPrivateUse1.cpp"));
       await compile(path.join(dir, "RegisterAutogradPrivateUse1.cpp"));
       const config = parseBackendYaml(text, "backend.yaml", catalog);
-      const stub = kernelStubs(config, catalog).find((s) => s.path === "_foreach_add_List.cpp")!;
+      const stub = kernelStubs(buildPlan(config, catalog)).find((s) => s.path === "_foreach_add_List.cpp")!;
       writeFileSync(path.join(dir, stub.path), stub.content);
       await compile(path.join(dir, stub.path));
     },
@@ -177,13 +178,13 @@ describe("registrations work at run time", () => {
       expect(readFileSync(kernels, "utf8")).not.toMatch(/#include\s*["<][^">]*NativeFunctions\.h/);
       // gen --impl-path finds every kernel, in each form the file defines them.
       const config = parseBackendYaml(text, "backend.yaml", catalog);
-      expect(missingKernels(config, catalog, kernels).map(formatDiagnostic)).toEqual([]);
+      expect(missingKernels(buildPlan(config, catalog), kernels).map(formatDiagnostic)).toEqual([]);
       // The same operators and checks as the runtime fixture.
       await linkAndCheck(dir, await compile(kernels), path.join(FIXTURES, "runtime/check.py"));
       // A free-function stub compiles as written, also where no generated header exists.
       const stubs = path.join(work, "runtime_free_stubs");
       mkdirSync(stubs, { recursive: true });
-      const stub = kernelStubs(config, catalog).find((s) => s.path === "max_dim.cpp")!;
+      const stub = kernelStubs(buildPlan(config, catalog)).find((s) => s.path === "max_dim.cpp")!;
       writeFileSync(path.join(stubs, stub.path), stub.content);
       await compile(path.join(stubs, stub.path));
     },

@@ -53,7 +53,7 @@ function declarations(header: string): string[] {
 
 function ours(name: string, text: string): { header: string; files: Map<string, string> } {
   const config = parseBackendYaml(text, `${name}.yaml`, catalog);
-  const files = new Map(generate(config, catalog, { yamlText: text }).map((f) => [f.path, f.content]));
+  const files = new Map(generate(config, catalog).map((f) => [f.path, f.content]));
   const headerPath = [...files.keys()].find((p) => p.endsWith("NativeFunctions.h"))!;
   return { header: files.get(headerPath)!, files };
 }

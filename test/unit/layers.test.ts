@@ -17,7 +17,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ["model"],
   ["api", "backend"],
   ["dest"],
-  ["pipeline", "conformance"],
+  ["pipeline", "conformance", "impl"],
   ["scaffold"],
   ["upgrade"],
   ["cli"],

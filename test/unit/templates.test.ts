@@ -13,7 +13,8 @@ import path from "node:path";
 import Handlebars from "handlebars";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseBackendYaml } from "../../src/backend/load.js";
-import { generate, kernelStubs } from "../../src/dest/index.js";
+import { buildPlan, generate } from "../../src/dest/index.js";
+import { kernelStubs } from "../../src/impl/kernels.js";
 import { loadCatalog } from "../../src/model/catalog.js";
 import { discoverTorch } from "../../src/torch/discover.js";
 
@@ -122,8 +123,8 @@ describe("compiled templates render what Handlebars renders", () => {
       const file = path.join(FIXTURES, rel);
       const text = readFileSync(file, "utf8");
       const config = parseBackendYaml(text, file, catalog);
-      generate(config, catalog, { yamlText: text });
-      kernelStubs(config, catalog);
+      generate(config, catalog);
+      kernelStubs(buildPlan(config, catalog));
     }
     for (const [name, context] of captured) byName.set(name, [...(byName.get(name) ?? []), context]);
   });

@@ -7,9 +7,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBackendYaml } from "../../src/backend/load.js";
-import { generate, kernelStubs } from "../../src/dest/index.js";
+import { generate } from "../../src/dest/index.js";
 import type { Manifest } from "../../src/dest/manifest.js";
 import { buildPlan } from "../../src/dest/plan.js";
+import { kernelStubs } from "../../src/impl/kernels.js";
 import { loadCatalog, parseSchema } from "../../src/model/catalog.js";
 import type { NativeFunction, OperatorCatalog } from "../../src/model/types.js";
 import { init } from "../../src/scaffold/init.js";
@@ -57,11 +58,11 @@ describe("newKernelStubs", () => {
       "backend: PrivateUse1\ncpp_namespace: upg\nfree_functions: true\nsupported:\n  - abs\n  - narrow_copy\nsymint:\n  - narrow_copy\n";
     const config = parseBackendYaml(yaml, "backend.yaml", catalog);
     const m = JSON.parse(
-      generate(config, catalog, { yamlText: yaml }).find((f) => f.path === "op_manifest.json")!.content as string,
+      generate(config, catalog).find((f) => f.path === "op_manifest.json")!.content as string,
     ) as Manifest;
     // The project defines narrow_copy's kernel only (abs falls back, as if gen had never declared it).
     const src = mkdtempSync(path.join(tmp, "stubs-"));
-    for (const s of kernelStubs(config, catalog)) {
+    for (const s of kernelStubs(buildPlan(config, catalog))) {
       if (s.path === "narrow_copy.cpp") writeFileSync(path.join(src, s.path), s.content);
     }
     // The target: narrow_copy's dim becomes SymInt (its kernel's signature changes).
@@ -76,10 +77,10 @@ describe("newKernelStubs", () => {
     const plan = buildPlan(config, target);
     // Every kernel served before: nothing to stub (abs: the manifest says it was served; narrow_copy's
     // definition no longer matches, which the report names as a break).
-    expect(newKernelStubs(plan, config, target, m, [src])).toEqual([]);
+    expect(newKernelStubs(plan, m, [src])).toEqual([]);
     // A manifest in which abs was not served: abs is new, and gets its stub.
     const without = { ...m, operators: m.operators.filter((o) => o.name !== "abs") };
-    const stubs = newKernelStubs(plan, config, target, without, [src]);
+    const stubs = newKernelStubs(plan, without, [src]);
     expect(stubs.map((s) => [s.path, s.createOnly])).toEqual([["abs.cpp", true]]);
   });
 });

@@ -10,8 +10,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBackendYaml } from "../../src/backend/load.js";
-import { generate, kernelStubs } from "../../src/dest/index.js";
+import { buildPlan, generate } from "../../src/dest/index.js";
 import type { Manifest } from "../../src/dest/manifest.js";
+import { kernelStubs } from "../../src/impl/kernels.js";
 import { groupFunctions, isGroup, loadCatalog, operatorNameString, parseSchema } from "../../src/model/catalog.js";
 import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog } from "../../src/model/types.js";
 import { discoverTorch } from "../../src/torch/discover.js";
@@ -129,11 +130,11 @@ function nextRelease(): OperatorCatalog {
 beforeAll(async () => {
   installed = await loadCatalog(await discoverTorch());
   const config = parseBackendYaml(YAML, "backend.yaml", installed);
-  const m = generate(config, installed, { yamlText: YAML }).find((x) => x.path === "op_manifest.json")!;
+  const m = generate(config, installed).find((x) => x.path === "op_manifest.json")!;
   manifest = JSON.parse(m.content as string) as Manifest;
   srcDir = mkdtempSync(path.join(tmpdir(), "opgen-upgrade-"));
   sources = [];
-  for (const s of kernelStubs(config, installed)) {
+  for (const s of kernelStubs(buildPlan(config, installed))) {
     const file = path.join(srcDir, s.path);
     writeFileSync(file, s.content);
     sources.push(file);
@@ -269,10 +270,10 @@ describe("kernels as class members (class_name)", () => {
     const yaml =
       "backend: PrivateUse1\ncpp_namespace: at::upg\nclass_name: UpgNativeFunctions\nsupported:\n  - narrow_copy\nsymint:\n  - narrow_copy\n";
     const config = parseBackendYaml(yaml, "backend.yaml", installed);
-    const m = generate(config, installed, { yamlText: yaml }).find((x) => x.path === "op_manifest.json")!;
+    const m = generate(config, installed).find((x) => x.path === "op_manifest.json")!;
     const dir = mkdtempSync(path.join(tmpdir(), "opgen-upgrade-class-"));
     try {
-      const files = kernelStubs(config, installed).map((st) => {
+      const files = kernelStubs(buildPlan(config, installed)).map((st) => {
         writeFileSync(path.join(dir, st.path), st.content);
         return path.join(dir, st.path);
       });

@@ -36,14 +36,11 @@ import path from "node:path";
 import { printCType } from "../api/ctype.js";
 import type { DispatcherSignature } from "../api/dispatcher.js";
 import type { BackendConfig } from "../backend/types.js";
-import { printSchema, unambiguousName } from "../model/catalog.js";
-import type { OperatorCatalog } from "../model/types.js";
+import { type KernelDecl, kernelsOf, type Plan } from "../dest/plan.js";
+import { emitKernelStubs } from "../dest/stubs.js";
 import { assertNever, type Diagnostic, type SourceLoc } from "../util/errors.js";
 import { cmp } from "../vocab.js";
 import type { OutputFile } from "../write/files.js";
-import { headerFileName } from "./header.js";
-import { buildPlan, type KernelDecl, type Plan } from "./plan.js";
-import { render } from "./templates.js";
 
 const SOURCE_EXT = new Set([".cpp", ".cc", ".cxx", ".c++", ".cu", ".mm", ".h", ".hh", ".hpp", ".hxx", ".cuh"]);
 const SKIP_DIRS = new Set(["node_modules", ".git", "build", "dist", "__pycache__"]);
@@ -540,10 +537,6 @@ function freeDefinitions(
   }
 }
 
-function allKernels(plan: Plan): KernelDecl[] {
-  return [...plan.backend.kernels, ...(plan.autograd?.kernels ?? [])];
-}
-
 /** How messages name a kernel: `MychipNativeFunctions::add` (as torchgen's --impl-path does), or `at::mychip::add`. */
 function kernelName(config: BackendConfig, name: string): string {
   const home = config.kernelHome;
@@ -581,7 +574,7 @@ function defines(d: KernelDefinition, k: KernelDecl): boolean {
 function definedOps(plan: Plan, defs: readonly KernelDefinition[]): Set<string> {
   const byName = groupByName(defs);
   const ok = new Set<string>();
-  for (const k of allKernels(plan)) {
+  for (const k of kernelsOf(plan)) {
     if ((byName.get(k.sig.name) ?? []).some((d) => defines(d, k))) ok.add(k.op);
   }
   return ok;
@@ -611,8 +604,8 @@ function groupByName<T extends { readonly name: string }>(xs: readonly T[]): Map
  * it has the kernel's; otherwise it is an overload or helper of the vendor's
  * (Note [Finding free definitions]).
  */
-export function missingKernels(config: BackendConfig, catalog: OperatorCatalog, implPath: string): Diagnostic[] {
-  const plan = buildPlan(config, catalog);
+export function missingKernels(plan: Plan, implPath: string): Diagnostic[] {
+  const config = plan.config;
   const files = sourceFiles(implPath);
   if (files.length === 0) {
     return [
@@ -621,7 +614,7 @@ export function missingKernels(config: BackendConfig, catalog: OperatorCatalog, 
   }
   const scan = findDefinitions(files, config);
   const byName = groupByName(scan.definitions);
-  const kernels = allKernels(plan);
+  const kernels = kernelsOf(plan);
   const declared = groupByName(kernels.map((k) => ({ name: k.sig.name, k })));
   const free = config.kernelHome.kind === "free";
   const what = free ? "signature" : "parameters";
@@ -685,62 +678,8 @@ export interface StubOptions {
   readonly existingDirs?: readonly string[];
 }
 
-/**
- * `ret Class::name(const at::Tensor & /*self*\/, ...)`, or `ret name(...)` for
- * a free function (the stub defines it inside `namespace <cpp_namespace> {`):
- * names commented out so -Wunused-parameter stays quiet.
- */
-function stubSignature(config: BackendConfig, sig: DispatcherSignature): string {
-  const params = sig.args.map((a) => `${printCType(a.type)} /*${a.name}*/`).join(", ");
-  const home = config.kernelHome;
-  const name = home.kind === "class" ? `${home.className}::${sig.name}` : sig.name;
-  return `${printCType(sig.returns)} ${name}(${params})`;
-}
-
-/**
- * What a stub includes: the generated header that declares its member, or,
- * for a free function, only what its signature needs (the generated header
- * declares its types with <ATen/Tensor.h> alone), so that the stub, like any
- * free-function kernel source, is not rebuilt when backend.yaml changes.
- */
-function stubIncludes(config: BackendConfig, headerName: string): string[] {
-  const home = config.kernelHome;
-  switch (home.kind) {
-    case "class":
-      return [`"${headerName}"`, "<c10/util/Exception.h>"];
-    case "free":
-      return ["<ATen/Tensor.h>", "<c10/util/Exception.h>"];
-    default:
-      return assertNever(home, "kernel home");
-  }
-}
-
-/**
- * `gen --stubs DIR`: one compilable `<op>.cpp` per declared kernel that no
- * source under `existingDirs` defines yet. Files are create-only: the writer
- * never overwrites one.
- */
-export function kernelStubs(config: BackendConfig, catalog: OperatorCatalog, opts: StubOptions = {}): OutputFile[] {
-  const plan = buildPlan(config, catalog);
+/** `gen --stubs DIR`: a stub per declared kernel that no source under `existingDirs` defines yet. */
+export function kernelStubs(plan: Plan, opts: StubOptions = {}): OutputFile[] {
   const files = (opts.existingDirs ?? []).flatMap(sourceFiles);
-  const defined = definedOps(plan, findDefinitions(files, config).definitions);
-  const includes = stubIncludes(config, headerFileName(plan));
-  const out: OutputFile[] = [];
-  const seen = new Set<string>();
-  for (const k of allKernels(plan)) {
-    if (defined.has(k.op) || seen.has(k.op)) continue;
-    seen.add(k.op);
-    out.push({
-      path: `${unambiguousName(k.f.func.name)}.cpp`,
-      createOnly: true,
-      content: render("kernel_stub.cpp.hbs", {
-        device: config.device,
-        schemas: [printSchema(k.f.func)],
-        includes,
-        cppNamespace: config.cppNamespace,
-        kernels: [{ signature: stubSignature(config, k.sig), op: k.op, device: config.device }],
-      }),
-    });
-  }
-  return out.sort((a, b) => cmp(a.path, b.path));
+  return emitKernelStubs(plan, definedOps(plan, findDefinitions(files, plan.config).definitions));
 }
