@@ -192,23 +192,62 @@ at::Tensor minimum(const at::Tensor& self, const at::Tensor& other) {
   return binary(self, other, refkMinimum, Rule::Arith, "minimum");
 }
 
-#define OPGEN_REF_BINARY_PAIR(fn, op, rule, label)                            \
-  at::Tensor fn(const at::Tensor& self, const at::Tensor& other) {          \
-    return binary(self, other, op, rule, label);                            \
-  }                                                                         \
-  at::Tensor fn(const at::Tensor& self, const at::Scalar& other) {          \
-    return binary(self, wrap(other), op, rule, label);                      \
-  }
-OPGEN_REF_BINARY_PAIR(bitwise_and, refkBitwiseAnd, Rule::Bitwise, "bitwise_and_cpu")
-OPGEN_REF_BINARY_PAIR(bitwise_or, refkBitwiseOr, Rule::Bitwise, "bitwise_or_cpu")
-OPGEN_REF_BINARY_PAIR(bitwise_xor, refkBitwiseXor, Rule::Bitwise, "bitwise_xor_cpu")
-OPGEN_REF_BINARY_PAIR(eq, refkEq, Rule::Compare, "eq")
-OPGEN_REF_BINARY_PAIR(ne, refkNe, Rule::Compare, "ne")
-OPGEN_REF_BINARY_PAIR(lt, refkLt, Rule::Compare, "lt")
-OPGEN_REF_BINARY_PAIR(le, refkLe, Rule::Compare, "le")
-OPGEN_REF_BINARY_PAIR(gt, refkGt, Rule::Compare, "gt")
-OPGEN_REF_BINARY_PAIR(ge, refkGe, Rule::Compare, "ge")
-#undef OPGEN_REF_BINARY_PAIR
+// The Tensor and Scalar overloads of the bitwise and comparison ops, written
+// out (not by a macro) so that `gen --impl-path` and `gen --stubs` see them.
+at::Tensor bitwise_and(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkBitwiseAnd, Rule::Bitwise, "bitwise_and_cpu");
+}
+at::Tensor bitwise_and(const at::Tensor& self, const at::Scalar& other) {
+  return binary(self, wrap(other), refkBitwiseAnd, Rule::Bitwise, "bitwise_and_cpu");
+}
+at::Tensor bitwise_or(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkBitwiseOr, Rule::Bitwise, "bitwise_or_cpu");
+}
+at::Tensor bitwise_or(const at::Tensor& self, const at::Scalar& other) {
+  return binary(self, wrap(other), refkBitwiseOr, Rule::Bitwise, "bitwise_or_cpu");
+}
+at::Tensor bitwise_xor(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkBitwiseXor, Rule::Bitwise, "bitwise_xor_cpu");
+}
+at::Tensor bitwise_xor(const at::Tensor& self, const at::Scalar& other) {
+  return binary(self, wrap(other), refkBitwiseXor, Rule::Bitwise, "bitwise_xor_cpu");
+}
+at::Tensor eq(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkEq, Rule::Compare, "eq");
+}
+at::Tensor eq(const at::Tensor& self, const at::Scalar& other) {
+  return binary(self, wrap(other), refkEq, Rule::Compare, "eq");
+}
+at::Tensor ne(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkNe, Rule::Compare, "ne");
+}
+at::Tensor ne(const at::Tensor& self, const at::Scalar& other) {
+  return binary(self, wrap(other), refkNe, Rule::Compare, "ne");
+}
+at::Tensor lt(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkLt, Rule::Compare, "lt");
+}
+at::Tensor lt(const at::Tensor& self, const at::Scalar& other) {
+  return binary(self, wrap(other), refkLt, Rule::Compare, "lt");
+}
+at::Tensor le(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkLe, Rule::Compare, "le");
+}
+at::Tensor le(const at::Tensor& self, const at::Scalar& other) {
+  return binary(self, wrap(other), refkLe, Rule::Compare, "le");
+}
+at::Tensor gt(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkGt, Rule::Compare, "gt");
+}
+at::Tensor gt(const at::Tensor& self, const at::Scalar& other) {
+  return binary(self, wrap(other), refkGt, Rule::Compare, "gt");
+}
+at::Tensor ge(const at::Tensor& self, const at::Tensor& other) {
+  return binary(self, other, refkGe, Rule::Compare, "ge");
+}
+at::Tensor ge(const at::Tensor& self, const at::Scalar& other) {
+  return binary(self, wrap(other), refkGe, Rule::Compare, "ge");
+}
 
 at::Tensor logical_and(const at::Tensor& self, const at::Tensor& other) {
   return binary(self, other, refkLogicalAnd, Rule::Compare, "logical_and");
