@@ -130,7 +130,7 @@ describe.skipIf(!hasNvcc)("init --device cuda, built where no GPU is", () => {
       env: { OPGEN_PYTHON: python },
     });
     expect(dry.exitCode, dry.all).toBe(0);
-    for (const step of ["init:", "build:", "device tests:", "mlp:", "conformance:", "benchmarks:"]) {
+    for (const step of ["init:", "build:", "training:", "device tests:", "conformance:", "benchmarks:"]) {
       expect(dry.all).toContain(step);
     }
     const r = await execa("bash", [path.join(ROOT, "bench", "gpu-check.sh"), "--out", out], {

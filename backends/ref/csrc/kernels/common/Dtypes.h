@@ -119,17 +119,27 @@ REFK_HOST_DEVICE inline opmath_t<T> load(T v) {
 }
 
 // A floating value converted to integral T as ATen's CPU casts behave:
-// x86's truncating conversion (c10's static_cast_with_inter_type for
-// uint8), so -3.0 -> uint8 253 and 300.0 -> int8 44. The host compiler's
-// static_cast is that conversion. Code nvcc compiles goes through int64 on
-// the host and the device alike (a __host__ __device__ function answers the
-// same on both), because the device's conversion saturates.
+// x86's truncating conversion (cvttss2si/cvttsd2si), so -3.0 -> uint8 253
+// and 300.0 -> int8 44. Types narrower than int64 convert through int32,
+// where NaN and values outside int32's range become INT32_MIN (x86's
+// "integer indefinite"): 3e9 -> int32 -2147483648, int16 0 (eager CPU
+// agrees); int64 likewise through INT64_MIN. The host compiler's
+// static_cast is that conversion. Code nvcc compiles spells it out, on the
+// host and the device alike (a __host__ __device__ function answers the
+// same on both), because the device's conversion saturates instead.
 template <class T, class C>
 REFK_HOST_DEVICE inline T float_to_integral(C v) {
 #if defined(__CUDACC__)
-  if constexpr (sizeof(T) < 8) return static_cast<T>(static_cast<int64_t>(v));
-#endif
+  if constexpr (sizeof(T) < 8) {
+    const bool in_range = v >= C(-2147483648.0) && v < C(2147483648.0);  // false for NaN
+    return static_cast<T>(in_range ? static_cast<int32_t>(v) : INT32_MIN);
+  } else {
+    const bool in_range = v >= C(-9223372036854775808.0) && v < C(9223372036854775808.0);
+    return static_cast<T>(in_range ? static_cast<int64_t>(v) : INT64_MIN);
+  }
+#else
   return static_cast<T>(v);
+#endif
 }
 
 // Converts an opmath (or accumulation) value to storage type T: through

@@ -331,4 +331,82 @@ REFK_HOST_DEVICE inline V gelu_tanh_backward(V g, V x) {
 }
 
 }  // namespace scalar
+
+// The optimizers' foreach ops (Note [Foreach calls] in RefKernels.h): one
+// element of out[k] = op(self[k], a[k], b[k], s) in opmath V, for storage
+// type T. The CPU library instantiates one row loop per op, the CUDA
+// library one kernel per op.
+namespace foreach {
+
+inline int operands(refkForeachOp op) {
+  switch (op) {
+    case refkForeachAddScalar:
+    case refkForeachMulScalar:
+    case refkForeachDivScalar:
+    case refkForeachSqrt:
+    case refkForeachNeg: return 1;
+    case refkForeachAdd:
+    case refkForeachMul:
+    case refkForeachDiv:
+    case refkForeachLerp: return 2;
+    case refkForeachAddcmul:
+    case refkForeachAddcdiv: return 3;
+  }
+  return 0;
+}
+
+template <class T, refkForeachOp OP>
+struct Fn {
+  using V = opmath_t<T>;
+  V s;
+  // The scalar as the op uses it: ATen's add ufunc in the half types rounds
+  // alpha (and alpha * b) to the type too.
+  static Fn of(double scalar) {
+    V v = static_cast<V>(scalar);
+    if constexpr (OP == refkForeachAdd && is_half_v<T>) v = load(store<T>(v));
+    return Fn{v};
+  }
+  REFK_HOST_DEVICE V operator()(V v, V p, V q) const {
+    if constexpr (OP == refkForeachAddScalar) return v + s;
+    if constexpr (OP == refkForeachMulScalar) return v * s;
+    if constexpr (OP == refkForeachDivScalar) return v / s;
+    if constexpr (OP == refkForeachAdd) {
+      if constexpr (is_half_v<T>) return v + load(store<T>(s * p));
+      else return v + s * p;
+    }
+    if constexpr (OP == refkForeachMul) return v * p;
+    if constexpr (OP == refkForeachDiv) return v / p;
+    if constexpr (OP == refkForeachAddcmul) return v + s * p * q;
+    if constexpr (OP == refkForeachAddcdiv) return v + s * p / q;
+    if constexpr (OP == refkForeachSqrt) return std::sqrt(v);
+    if constexpr (OP == refkForeachNeg) return -v;
+    if constexpr (OP == refkForeachLerp) {
+      // ATen's lerp: from the start for small weights, from the end otherwise.
+      const V diff = p - v;
+      return scalar::abs(s) < V(0.5) ? v + s * diff : p - diff * (V(1) - s);
+    }
+    (void)p, (void)q;
+    return v;
+  }
+};
+
+// Calls f(Fn<T, OP>) for the runtime op (f is generic over the functor).
+template <class T, class F>
+void with_fn(refkForeachOp op, double scalar, F&& f) {
+  switch (op) {
+    case refkForeachAddScalar: return f(Fn<T, refkForeachAddScalar>::of(scalar));
+    case refkForeachMulScalar: return f(Fn<T, refkForeachMulScalar>::of(scalar));
+    case refkForeachDivScalar: return f(Fn<T, refkForeachDivScalar>::of(scalar));
+    case refkForeachAdd: return f(Fn<T, refkForeachAdd>::of(scalar));
+    case refkForeachMul: return f(Fn<T, refkForeachMul>::of(scalar));
+    case refkForeachDiv: return f(Fn<T, refkForeachDiv>::of(scalar));
+    case refkForeachLerp: return f(Fn<T, refkForeachLerp>::of(scalar));
+    case refkForeachAddcmul: return f(Fn<T, refkForeachAddcmul>::of(scalar));
+    case refkForeachAddcdiv: return f(Fn<T, refkForeachAddcdiv>::of(scalar));
+    case refkForeachSqrt: return f(Fn<T, refkForeachSqrt>::of(scalar));
+    case refkForeachNeg: return f(Fn<T, refkForeachNeg>::of(scalar));
+  }
+}
+
+}  // namespace foreach
 }  // namespace refk

@@ -97,22 +97,6 @@ Pool& pool() {
 
 }  // namespace
 
-const char* dtype_name(refkDtype d) {
-  switch (d) {
-    case refkBool: return "bool";
-    case refkUInt8: return "uint8";
-    case refkInt8: return "int8";
-    case refkInt16: return "int16";
-    case refkInt32: return "int32";
-    case refkInt64: return "int64";
-    case refkFloat16: return "float16";
-    case refkBFloat16: return "bfloat16";
-    case refkFloat32: return "float32";
-    case refkFloat64: return "float64";
-  }
-  return "unknown dtype";
-}
-
 refkStatus fail(refkStatus s, const std::string& message) {
   tls_error = message;
   return s;
@@ -160,13 +144,7 @@ void store_any(const refkTensor& t, int64_t i, double v) {
 }
 
 refkStatus check_shapes(const char* op, std::initializer_list<const refkTensor*> ts) {
-  const refkTensor* first = *ts.begin();
-  for (const refkTensor* t : ts) {
-    if (t->ndim < 0 || t->ndim > REFK_MAX_DIMS) return fail(refkErrorInvalidValue, std::string(op) + ": bad ndim");
-    if (!same_shape(*first, *t)) {
-      return fail(refkErrorInvalidValue, std::string(op) + ": operands must have the output's shape");
-    }
-  }
+  if (const char* e = check::same_shapes(ts)) return fail(refkErrorInvalidValue, std::string(op) + ": " + e);
   return refkSuccess;
 }
 

@@ -8,7 +8,9 @@
 #pragma once
 
 #include "kernels/RefKernels.h"
+#include "kernels/common/Checks.h"
 #include "kernels/common/Descriptors.h"
+#include "kernels/common/Norm.h"
 #include "kernels/common/Dtypes.h"
 
 #include <algorithm>
@@ -23,9 +25,8 @@
 
 namespace refk {
 
-// Storage types, conversions, cast rules, itemsize and dispatch: common/Dtypes.h.
-
-const char* dtype_name(refkDtype d);
+// Storage types, conversions, cast rules, itemsize and dispatch: common/Dtypes.h;
+// dtype names and the shared operand checks: common/Checks.h.
 
 // ---- errors ----------------------------------------------------------------
 
@@ -314,48 +315,19 @@ C lane_max(const C* p, int64_t n) {
 // empty row has mean 0 and variance NaN, as ATen's.
 template <class C>
 void moments(const C* x, int64_t n, double& mean, double& var) {
-  mean = n == 0 ? 0.0 : lane_sum<C>(n, [&](int64_t i) { return x[i]; }) / static_cast<double>(n);
+  mean = norm::mean_of(lane_sum<C>(n, [&](int64_t i) { return x[i]; }), n);
   const C m = C(mean);
-  var = lane_sum<C>(n, [&](int64_t i) { return (x[i] - m) * (x[i] - m); }) / static_cast<double>(n);
+  var = norm::var_of(lane_sum<C>(n, [&](int64_t i) { return (x[i] - m) * (x[i] - m); }), n);
 }
 
-// exp in straight-line float arithmetic the compiler vectorizes (libm's expf
-// is a call per element), for x already clamped to [-104, 89]: x = k ln2 + r
-// with |r| <= ln2 / 2 (Cody-Waite), exp(r) by Cephes' degree-6 polynomial
-// (within 2 ulp of exp), times 2^k built in the exponent bits in two halves,
-// so that every k of the range stays a normal float and the product rounds
-// once: results underflow to subnormals and 0 and overflow to inf as exp's
-// do, and NaN stays NaN.
-inline float exp_clamped(float c) {
-  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  const float k = (c * 1.44269504088896341f + kRound) - kRound;
-  const float r = (c - k * 0.693359375f) + k * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const int32_t ki = static_cast<int32_t>(k);
-  const int32_t k1 = ki / 2;
-  const float s1 = bits_to_float(static_cast<uint32_t>(k1 + 127) << 23);
-  const float s2 = bits_to_float(static_cast<uint32_t>(ki - k1 + 127) << 23);
-  return p * s1 * s2;
-}
-
-// dst[i] = exp(src[i] - shift) over a row (dst may be src). For float the
-// clamp runs as a loop of its own: gcc vectorizes a select only where no
+// dst[i] = exp(src[i] - shift) over a row (dst may be src): norm::exp_shifted
+// (common/Norm.h) in two loops. For float the clamp runs as a loop of its own: gcc vectorizes a select only where no
 // arithmetic that could trap depends on it in the same loop.
 template <class C>
 void exp_row(C* dst, const C* src, int64_t n, C shift) {
   if constexpr (std::is_same_v<C, float>) {
-    for (int64_t i = 0; i < n; ++i) {
-      const float c = src[i] - shift;
-      const float hi = c > 89.0f ? 89.0f : c;  // NaN stays NaN
-      dst[i] = hi < -104.0f ? -104.0f : hi;
-    }
-    for (int64_t i = 0; i < n; ++i) dst[i] = exp_clamped(dst[i]);
+    for (int64_t i = 0; i < n; ++i) dst[i] = norm::exp_clamp(src[i] - shift);
+    for (int64_t i = 0; i < n; ++i) dst[i] = norm::exp_clamped(dst[i]);
   } else {
     for (int64_t i = 0; i < n; ++i) dst[i] = std::exp(src[i] - shift);
   }

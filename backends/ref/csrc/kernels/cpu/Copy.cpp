@@ -70,9 +70,7 @@ refkStatus refkWhere(const refkContext* ctx, const refkTensor* out, const refkTe
                      const refkTensor* b) {
   return guarded("where", [&] {
     if (auto s = check_shapes("where", {out, cond, a, b})) return s;
-    if (cond->dtype != refkBool || a->dtype != out->dtype || b->dtype != out->dtype) {
-      return fail(refkErrorInvalidValue, "where: bool condition and one value dtype expected");
-    }
+    if (const char* e = check::where(*out, *cond, *a, *b)) return fail(refkErrorInvalidValue, e);
     const Access access({out, cond, a, b});
     const refkTensor* ops[4] = {out, cond, a, b};
     const Loop<4> loop(ops);

@@ -3,6 +3,7 @@
 // disjoint ranges of weight rows and each walks all indices in order, so
 // every row sums its contributions in ascending index order whatever the
 // thread count (ATen's CPU kernel splits the same way).
+#include "kernels/common/Loss.h"
 #include "kernels/cpu/Common.h"
 
 #include <vector>
@@ -47,24 +48,15 @@ refkStatus embedding_backward(int threads, const refkTensor& gw, const refkTenso
     for (int64_t i = 0; i < n; ++i) {
       const int64_t k = index_at<I>(indices, i);
       if (k < begin || k >= end || k == padding_idx) continue;
-      // ATen's grad_weight[k].add_(grad[i], 1.0 / count): one rounding per
-      // addition (and per product, in the half types).
-      const double freq = scale_by_freq ? 1.0 / static_cast<double>(counts[static_cast<size_t>(k)]) : 1.0;
-      [[maybe_unused]] const V scale = static_cast<V>(freq);
+      // ATen's grad_weight[k].add_(grad[i], 1.0 / count): loss::embedding_add.
+      const V scale = static_cast<V>(
+          loss::embedding_scale(scale_by_freq, scale_by_freq ? counts[static_cast<size_t>(k)] : 1));
       T* row = w + k * gws0;
       const T* src = g + i * gs0;
-      if constexpr (std::is_same_v<T, bool>) {
-        for (int64_t j = 0; j < dim; ++j) row[j * gws1] = row[j * gws1] || src[j * gs1];  // ATen's bool add
-      } else if constexpr (is_half_v<T>) {
-        // ATen's add ufunc in the half types: alpha and alpha * b rounded too.
-        const V alpha = load(store<T>(scale));
-        for (int64_t j = 0; j < dim; ++j) {
-          row[j * gws1] = store<T>(load(row[j * gws1]) + load(store<T>(alpha * load(src[j * gs1]))));
-        }
-      } else if (gws1 == 1 && gs1 == 1) {
-        for (int64_t j = 0; j < dim; ++j) row[j] = store<T>(load(row[j]) + scale * load(src[j]));
+      if (gws1 == 1 && gs1 == 1) {
+        for (int64_t j = 0; j < dim; ++j) row[j] = loss::embedding_add<T>(row[j], src[j], scale);
       } else {
-        for (int64_t j = 0; j < dim; ++j) row[j * gws1] = store<T>(load(row[j * gws1]) + scale * load(src[j * gs1]));
+        for (int64_t j = 0; j < dim; ++j) row[j * gws1] = loss::embedding_add<T>(row[j * gws1], src[j * gs1], scale);
       }
     }
   });
@@ -150,16 +142,8 @@ extern "C" refkStatus refkEmbeddingBackward(const refkContext* ctx, const refkTe
                                             const refkTensor* grad, const refkTensor* indices, int64_t padding_idx,
                                             int32_t scale_grad_by_freq) {
   return guarded("embedding_backward", [&] {
-    if (grad_weight->ndim != 2 || grad->ndim != 2 || indices->ndim != 1 || grad->sizes[0] != indices->sizes[0] ||
-        grad->sizes[1] != grad_weight->sizes[1]) {
-      return fail(refkErrorInvalidValue,
-                  "embedding_backward: expected grad_weight (rows x dim), grad (n x dim) and indices (n)");
-    }
-    if (indices->dtype != refkInt64 && indices->dtype != refkInt32) {
-      return fail(refkErrorInvalidValue, "embedding_backward: indices are int32 or int64");
-    }
-    if (grad->dtype != grad_weight->dtype) {
-      return fail(refkErrorInvalidValue, "embedding_backward: grad and grad_weight must share one dtype");
+    if (const char* e = check::embedding_backward(*grad_weight, *grad, *indices)) {
+      return fail(refkErrorInvalidValue, e);
     }
     const Access access({grad_weight, grad, indices});
     return dispatch(grad->dtype, [&](auto tag) {

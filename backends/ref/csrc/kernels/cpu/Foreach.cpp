@@ -1,29 +1,16 @@
 // The optimizers' foreach kernels of the CPU reference library (Note
 // [Foreach calls] in RefKernels.h): one call per list, each tensor run by the
-// loop planner (Common.h) as an elementwise op with the contiguous fast path.
+// loop planner (Common.h) as an elementwise op with the contiguous fast path,
+// each element common/Pointwise.h's foreach::Fn (shared with the CUDA library).
 // A parameter group is many small tensors, so the list is split over threads
 // by tensor when it is long, and each tensor over threads when it is large.
+#include "kernels/common/Pointwise.h"
 #include "kernels/cpu/Common.h"
 
 namespace refk {
 namespace {
 
-int operands(refkForeachOp op) {
-  switch (op) {
-    case refkForeachAddScalar:
-    case refkForeachMulScalar:
-    case refkForeachDivScalar:
-    case refkForeachSqrt:
-    case refkForeachNeg: return 1;
-    case refkForeachAdd:
-    case refkForeachMul:
-    case refkForeachDiv:
-    case refkForeachLerp: return 2;
-    case refkForeachAddcmul:
-    case refkForeachAddcdiv: return 3;
-  }
-  return 0;
-}
+using foreach::operands;
 
 // One tensor of the list. The op is a runtime value but fixed per tensor:
 // each case instantiates its own row loop, so the inner loop has no branch.
@@ -46,37 +33,9 @@ void run_one(int threads, const refkTensor& out, const refkTensor& x, const refk
 template <class T>
 void run_op(int threads, refkForeachOp op, const refkTensor& out, const refkTensor& x, const refkTensor* a,
             const refkTensor* b, double s) {
-  using V = opmath_t<T>;
-  const int nin = operands(op);
-  const V sv = static_cast<V>(s);
-  // A lambda per op, so each inner loop is specialized and vectorizes.
-  switch (op) {
-    case refkForeachAddScalar: return run_one<T>(threads, out, x, a, b, [sv](V v, V, V) { return v + sv; }, nin);
-    case refkForeachMulScalar: return run_one<T>(threads, out, x, a, b, [sv](V v, V, V) { return v * sv; }, nin);
-    case refkForeachDivScalar: return run_one<T>(threads, out, x, a, b, [sv](V v, V, V) { return v / sv; }, nin);
-    case refkForeachAdd:
-      if constexpr (is_half_v<T>) {
-        // ATen's add ufunc in the half types rounds alpha and alpha * b too.
-        const V sh = load(store<T>(sv));
-        return run_one<T>(threads, out, x, a, b, [sh](V v, V p, V) { return v + load(store<T>(sh * p)); }, nin);
-      } else {
-        return run_one<T>(threads, out, x, a, b, [sv](V v, V p, V) { return v + sv * p; }, nin);
-      }
-    case refkForeachMul: return run_one<T>(threads, out, x, a, b, [](V v, V p, V) { return v * p; }, nin);
-    case refkForeachDiv: return run_one<T>(threads, out, x, a, b, [](V v, V p, V) { return v / p; }, nin);
-    case refkForeachAddcmul:
-      return run_one<T>(threads, out, x, a, b, [sv](V v, V p, V q) { return v + sv * p * q; }, nin);
-    case refkForeachAddcdiv:
-      return run_one<T>(threads, out, x, a, b, [sv](V v, V p, V q) { return v + sv * p / q; }, nin);
-    case refkForeachSqrt: return run_one<T>(threads, out, x, a, b, [](V v, V, V) { return std::sqrt(v); }, nin);
-    case refkForeachNeg: return run_one<T>(threads, out, x, a, b, [](V v, V, V) { return -v; }, nin);
-    case refkForeachLerp:
-      // ATen's lerp: from the start for small weights, from the end otherwise.
-      return run_one<T>(threads, out, x, a, b, [sv](V v, V p, V) {
-        const V diff = p - v;
-        return std::abs(sv) < V(0.5) ? v + sv * diff : p - diff * (V(1) - sv);
-      }, nin);
-  }
+  // A functor type per op (common/Pointwise.h), so each inner loop is
+  // specialized and vectorizes.
+  foreach::with_fn<T>(op, s, [&](auto f) { run_one<T>(threads, out, x, a, b, f, operands(op)); });
 }
 
 }  // namespace

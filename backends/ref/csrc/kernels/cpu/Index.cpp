@@ -202,16 +202,7 @@ extern "C" {
 refkStatus refkGather(const refkContext* ctx, const refkTensor* out, const refkTensor* in, int32_t dim,
                       const refkTensor* index) {
   return guarded("gather", [&] {
-    if (auto s = check_shapes("gather", {out, index})) return s;
-    if (in->ndim != index->ndim || dim < 0 || dim >= in->ndim || out->dtype != in->dtype ||
-        !is_index_dtype(index->dtype)) {
-      return fail(refkErrorInvalidValue, "gather: bad operands");
-    }
-    for (int d = 0; d < in->ndim; ++d) {
-      if (d != dim && index->sizes[d] > in->sizes[d]) {
-        return fail(refkErrorInvalidValue, "gather: index is larger than the input outside dim");
-      }
-    }
+    if (const char* e = check::gather(*out, *in, dim, *index)) return fail(refkErrorInvalidValue, e);
     if (numel(*out) == 0) return refkSuccess;
     const Access access({out, in, index});
     const refkTensor in_r = with_sizes(without_dim(*in, dim), *out);
@@ -227,16 +218,8 @@ refkStatus refkGather(const refkContext* ctx, const refkTensor* out, const refkT
 refkStatus refkIndexSelect(const refkContext* ctx, const refkTensor* out, const refkTensor* in, int32_t dim,
                            const refkTensor* index) {
   return guarded("index_select", [&] {
-    if (in->ndim != out->ndim || dim < 0 || dim >= in->ndim || index->ndim > 1 || out->dtype != in->dtype ||
-        !is_index_dtype(index->dtype)) {
-      return fail(refkErrorInvalidValue, "index_select: bad operands");
-    }
+    if (const char* e = check::index_select(*out, *in, dim, *index)) return fail(refkErrorInvalidValue, e);
     const int64_t n = numel(*index);
-    for (int d = 0; d < in->ndim; ++d) {
-      if (out->sizes[d] != (d == dim ? n : in->sizes[d])) {
-        return fail(refkErrorInvalidValue, "index_select: out has the wrong shape");
-      }
-    }
     const Access access({out, in, index});
     // Every index first, in order, so the error does not depend on out.
     const int64_t step = index->ndim == 1 ? index->strides[0] : 0;

@@ -69,8 +69,6 @@ class IndexError {
   int64_t value_ = 0, dim_ = 0, size_ = 0;
 };
 
-inline bool is_index_dtype(refkDtype d) { return d == refkInt32 || d == refkInt64; }
-
 template <class F>
 decltype(auto) dispatch_index(refkDtype d, F&& f) {
   if (d == refkInt32) return f(Tag<int32_t>{});

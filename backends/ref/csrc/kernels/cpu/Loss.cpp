@@ -1,8 +1,10 @@
 // Loss kernels of the CPU reference library: nll_loss's forward and
-// backward. The per-element forms thread over the batch; the reduced
+// backward, each element's arithmetic common/Loss.h's (shared with the CUDA
+// library). The per-element forms thread over the batch; the reduced
 // forward runs one ordered pass in double (a class row is read once per
 // sample, so the batch is the whole work), which is at least as accurate as
 // ATen's cascade sum in the dtype.
+#include "kernels/common/Loss.h"
 #include "kernels/cpu/Common.h"
 
 #include <vector>
@@ -45,7 +47,7 @@ refkStatus nll_forward(int threads, const refkTensor& out, const refkTensor& tot
     parallel_for(batch, 1024, threads, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         const int64_t t = target_at(target, i);
-        at<T>(out, i) = t == ignore_index ? store<T>(V(0)) : store<T>(-load(at<T>(self, i, t)) * w(t));
+        at<T>(out, i) = t == ignore_index ? store<T>(V(0)) : loss::nll_element<T>(load(at<T>(self, i, t)), w(t));
       }
     });
     at<T>(total_weight, 0) = store<T>(V(0));
@@ -58,10 +60,7 @@ refkStatus nll_forward(int threads, const refkTensor& out, const refkTensor& tot
     loss -= static_cast<double>(load(at<T>(self, i, t))) * static_cast<double>(w(t));
     weights += static_cast<double>(w(t));
   }
-  const T tw = store<T>(weights);
-  at<T>(total_weight, 0) = tw;
-  const T sum = store<T>(loss);
-  at<T>(out, 0) = reduction == refkReductionMean ? store<T>(load(sum) / load(tw)) : sum;
+  loss::nll_reduced<T>(loss, weights, reduction == refkReductionMean, at<T>(out, 0), at<T>(total_weight, 0));
   return refkSuccess;
 }
 
@@ -74,37 +73,24 @@ refkStatus nll_backward(int threads, const refkTensor& grad_input, const refkTen
   if (const int64_t i = bad_target(target, batch, classes, ignore_index); i >= 0) return out_of_bounds(target, i);
   // With one sample both forms compute -w * g with one rounding.
   const bool per_element = reduction == refkReductionNone && numel(grad_output) == batch;
-  // ATen rounds -(g / total_weight) to the dtype before scaling by the weight.
-  V g = load(at<T>(grad_output, 0));
-  if (reduction == refkReductionMean) g = load(store<T>(g / load(at<T>(total_weight, 0))));
-  const V shared = load(store<T>(-g));
+  const V shared = loss::nll_grad_shared<T>(load(at<T>(grad_output, 0)), load(at<T>(total_weight, 0)),
+                                             reduction == refkReductionMean);
   parallel_for(batch, 256, threads, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       for (int64_t c = 0; c < classes; ++c) at<T>(grad_input, i, c) = store<T>(V(0));
       const int64_t t = target_at(target, i);
       if (t == ignore_index) continue;
       const V w = weight ? load(at<T>(*weight, t)) : V(1);
-      at<T>(grad_input, i, t) = per_element ? store<T>(-w * load(at<T>(grad_output, i))) : store<T>(w * shared);
+      at<T>(grad_input, i, t) =
+          loss::nll_grad_element<T>(w, per_element ? load(at<T>(grad_output, i)) : V(0), shared, per_element);
     }
   });
   return refkSuccess;
 }
 
-bool floating(refkDtype d) {
-  return d == refkFloat16 || d == refkBFloat16 || d == refkFloat32 || d == refkFloat64;
-}
-
 refkStatus check_nll(const refkTensor& x, const refkTensor& target, const refkTensor* weight) {
-  if (x.ndim != 2 || target.ndim != 1 || target.sizes[0] != x.sizes[0]) {
-    return fail(refkErrorInvalidValue, "nll_loss: expected self (batch x classes) and target (batch)");
-  }
-  if (target.dtype != refkInt64 && target.dtype != refkUInt8) {
-    return fail(refkErrorInvalidValue, "nll_loss: targets are int64 or uint8");
-  }
-  if (!floating(x.dtype)) return unsupported("nll_loss", x.dtype);
-  if (weight && (weight->dtype != x.dtype || weight->ndim != 1 || weight->sizes[0] != x.sizes[1])) {
-    return fail(refkErrorInvalidValue, "nll_loss: weight must have one element per class, of self's dtype");
-  }
+  if (const char* e = check::nll_loss(x, target, weight)) return fail(refkErrorInvalidValue, e);
+  if (!is_floating_dtype(x.dtype)) return unsupported("nll_loss", x.dtype);
   return refkSuccess;
 }
 

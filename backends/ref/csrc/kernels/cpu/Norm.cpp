@@ -1,7 +1,8 @@
 // Softmax and the norms of the CPU reference library (Note [Row kernels] in
 // Common.h): each kernel names its rows as RowShapes, loads a row into
 // scratch in the compute type C, runs its passes there and stores the
-// result. The passes are shared:
+// result; every element's arithmetic is common/Norm.h's (shared with the
+// CUDA library). The passes are shared:
 // - moments:  mean and variance (two passes, float lanes, double totals);
 // - normalize_backward: the gradient through (x - mean) * rstd, the same
 //   formula for all three norms, once the row's weights are folded into it.
@@ -114,10 +115,7 @@ void softmax(int threads, const refkTensor& out, const refkTensor& in, int dim, 
   const refkTensor* ops[2] = {&out, &in};
   const DimRows<2> rows(ops, dim);
   const int64_t n = rows.shape[0].len;
-  // ATen's CPU log_softmax of float16/bfloat16 along the last dim rounds the
-  // sum of exponentials to the dtype before its log; so does this library,
-  // to give the same results.
-  const bool round_sum = is_half_v<T> && (in.ndim == 0 || dim == in.ndim - 1);
+  const bool round_sum = norm::log_softmax_rounds_sum<T>(in.ndim, dim);
   rows.run(threads, [&](const int64_t* off, int64_t nb) {
     C* block = scratch<C>(0, n * nb);
     load_rows(block, at<T>(in, off[1]), n, rows.shape[1].stride, nb);
@@ -127,13 +125,12 @@ void softmax(int threads, const refkTensor& out, const refkTensor& in, int dim, 
       if (log) {
         C* e = scratch<C>(1, n);
         exp_row(e, x, n, mx);
-        double sum = lane_sum<C>(n, [&](int64_t i) { return e[i]; });
-        if (round_sum) sum = load(store<T>(sum));
+        const double sum = norm::log_softmax_sum<T>(lane_sum<C>(n, [&](int64_t i) { return e[i]; }), round_sum);
         const C lse = C(std::log(sum));
-        for (int64_t i = 0; i < n; ++i) x[i] = (x[i] - mx) - lse;
+        for (int64_t i = 0; i < n; ++i) x[i] = norm::log_softmax_value(x[i], mx, lse);
       } else {
         exp_row(x, x, n, mx);
-        const C inv = C(1.0 / lane_sum<C>(n, [&](int64_t i) { return x[i]; }));
+        const C inv = norm::softmax_inverse<C>(lane_sum<C>(n, [&](int64_t i) { return x[i]; }));
         for (int64_t i = 0; i < n; ++i) x[i] *= inv;
       }
     }
@@ -159,10 +156,10 @@ void softmax_backward(int threads, const refkTensor& grad_in, const refkTensor& 
       if (log) {
         const C s = C(lane_sum<C>(n, [&](int64_t i) { return g[i]; }));
         exp_row(y, y, n, C(0));
-        for (int64_t i = 0; i < n; ++i) g[i] = g[i] - y[i] * s;
+        for (int64_t i = 0; i < n; ++i) g[i] = norm::log_softmax_grad(g[i], y[i], s);
       } else {
         const C s = C(lane_sum<C>(n, [&](int64_t i) { return g[i] * y[i]; }));
-        for (int64_t i = 0; i < n; ++i) g[i] = y[i] * (g[i] - s);
+        for (int64_t i = 0; i < n; ++i) g[i] = norm::softmax_grad(g[i], y[i], s);
       }
     }
     store_rows(at_mut<O>(grad_in, off[0]), n, rows.shape[0].stride, nb, gs);
@@ -174,7 +171,7 @@ void softmax_backward(int threads, const refkTensor& grad_in, const refkTensor& 
 // x <- (x - mean) * rstd over a row.
 template <class C>
 void normalize(C* x, int64_t n, C mean, C rstd) {
-  for (int64_t i = 0; i < n; ++i) x[i] = (x[i] - mean) * rstd;
+  for (int64_t i = 0; i < n; ++i) x[i] = norm::normalized(x[i], mean, rstd);
 }
 
 // The gradient through xhat = (x - mean) * rstd of a row whose weighted
@@ -182,13 +179,12 @@ void normalize(C* x, int64_t n, C mean, C rstd) {
 // xhat * mean(gw * xhat)).
 template <class C>
 void normalize_backward(C* gw, const C* xhat, int64_t n, C rstd) {
-  const double inv_n = n == 0 ? 0.0 : 1.0 / static_cast<double>(n);
-  const C a = C(lane_sum<C>(n, [&](int64_t i) { return gw[i]; }) * inv_n);
-  const C b = C(lane_sum<C>(n, [&](int64_t i) { return gw[i] * xhat[i]; }) * inv_n);
-  for (int64_t i = 0; i < n; ++i) gw[i] = rstd * (gw[i] - a - xhat[i] * b);
+  const C a = norm::row_mean<C>(lane_sum<C>(n, [&](int64_t i) { return gw[i]; }), n);
+  const C b = norm::row_mean<C>(lane_sum<C>(n, [&](int64_t i) { return gw[i] * xhat[i]; }), n);
+  for (int64_t i = 0; i < n; ++i) gw[i] = norm::normalize_grad(gw[i], xhat[i], a, b, rstd);
 }
 
-inline double rstd_of(double var, double eps) { return 1.0 / std::sqrt(var + eps); }
+using norm::rstd_of;
 
 // ---- layer norm ------------------------------------------------------------
 
@@ -209,7 +205,7 @@ void layer_norm(int threads, const refkTensor& out, const refkTensor& mean, cons
       moments(x, N, mu, var);
       const double r = rstd_of(var, eps);
       normalize(x, N, C(mu), C(r));
-      for (int64_t i = 0; i < N; ++i) x[i] = x[i] * w[i] + b[i];
+      for (int64_t i = 0; i < N; ++i) x[i] = norm::affine(x[i], w[i], b[i]);
       store_row(at_mut<T>(out, m * out.strides[0]), row_of(out), x);
       store_any(mean, m * mean.strides[0], mu);
       store_any(rstd, m * rstd.strides[0], r);
@@ -257,7 +253,7 @@ void layer_norm_backward(int threads, const refkTensor& grad_in, const refkTenso
                      const T* x = at<T>(in, m * in.strides[0] + j0 * in.strides[1]);
                      for (int64_t j = 0; j < len; ++j) {
                        const C gv = load(g[j * grad.strides[1]]);
-                       dw[j] += static_cast<double>(gv * ((C(load(x[j * in.strides[1]])) - mu[m]) * rs[m]));
+                       dw[j] += static_cast<double>(gv * norm::normalized(C(load(x[j * in.strides[1]])), mu[m], rs[m]));
                        db[j] += static_cast<double>(gv);
                      }
                    }
@@ -292,7 +288,8 @@ void group_norm(int threads, const refkTensor& out, const refkTensor& mean, cons
                    const double rs = rstd_of(var, eps);
                    for (int64_t c = 0; c < D; ++c) {
                      // ATen's form: x * scale + shift per channel.
-                     const C scale = C(rs) * w[c0 + c], shift = b[c0 + c] - scale * C(mu);
+                     const C scale = norm::affine_scale(C(rs), w[c0 + c]);
+                     const C shift = norm::affine_shift(C(mu), scale, b[c0 + c]);
                      for (int64_t i = c * HW; i < (c + 1) * HW; ++i) x[i] = x[i] * scale + shift;
                    }
                    store_row(at_mut<T>(out, group_offset(out, n, c0)), group_of(out, D), x);
@@ -369,12 +366,12 @@ void batch_norm(int threads, const refkTensor& out, const refkTensor& save_mean,
         store_any(save_invstd, c * save_invstd.strides[0], invstd);
         if (running_mean.data) {
           const int64_t i = c * running_mean.strides[0];
-          store_any(running_mean, i, (1 - momentum) * load_any(running_mean, i) + momentum * mu);
+          store_any(running_mean, i, norm::running_update(load_any(running_mean, i), mu, momentum));
         }
         if (running_var.data) {
           const int64_t i = c * running_var.strides[0];
-          const double unbiased = var * static_cast<double>(count) / static_cast<double>(count - 1);
-          store_any(running_var, i, (1 - momentum) * load_any(running_var, i) + momentum * unbiased);
+          const double unbiased = norm::unbiased_var(var, count);
+          store_any(running_var, i, norm::running_update(load_any(running_var, i), unbiased, momentum));
         }
         // Normalize with the statistics as saved (rounded to their dtype), as
         // ATen does and as the backward will see them.
@@ -385,7 +382,7 @@ void batch_norm(int threads, const refkTensor& out, const refkTensor& save_mean,
         invstd = rstd_of(load_any(running_var, c * running_var.strides[0]), eps);
       }
       // ATen's form: x * scale + shift.
-      const C scale = C(invstd) * w[c], shift = b[c] - C(mu) * scale;
+      const C scale = norm::affine_scale(C(invstd), w[c]), shift = norm::affine_shift(C(mu), scale, b[c]);
       for (int64_t i = 0; i < count; ++i) x[i] = x[i] * scale + shift;
       store_row(at_mut<T>(out, c * out.strides[1]), channel_of(out), x);
     }

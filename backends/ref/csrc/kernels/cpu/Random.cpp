@@ -148,9 +148,7 @@ extern "C" refkStatus refkDropout(const refkContext* ctx, const refkTensor* out,
                                   const refkTensor* in, double keep, double scale, uint64_t seed, uint64_t offset) {
   return guarded("dropout", [&] {
     if (auto s = check_shapes("dropout", {out, mask, in})) return s;
-    if (mask->dtype != refkBool || out->dtype != in->dtype) {
-      return fail(refkErrorInvalidValue, "dropout: a bool mask and one dtype for out and in expected");
-    }
+    if (const char* e = check::dropout(*out, *mask, *in)) return fail(refkErrorInvalidValue, e);
     if (numel(*out) == 0) return refkSuccess;
     const Access access({out, mask, in});
     return dispatch(out->dtype, [&](auto tag) -> refkStatus {

@@ -152,10 +152,7 @@ extern "C" {
 refkStatus refkReduce(const refkContext* ctx, refkReduceOp op, const refkTensor* out, const refkTensor* in,
                       int32_t nreduce, refkScalar param) {
   return guarded("reduce", [&] {
-    if (nreduce < 0 || out->ndim + nreduce != in->ndim) return fail(refkErrorInvalidValue, "reduce: bad ranks");
-    for (int d = 0; d < out->ndim; ++d) {
-      if (out->sizes[d] != in->sizes[d]) return fail(refkErrorInvalidValue, "reduce: kept dims must match");
-    }
+    if (const char* e = check::reduce(*out, *in, nreduce)) return fail(refkErrorInvalidValue, e);
     if (numel(*out) == 0) return refkSuccess;
     const Access access({out, in});
     return dispatch(in->dtype, [&](auto tag) {
@@ -167,11 +164,8 @@ refkStatus refkReduce(const refkContext* ctx, refkReduceOp op, const refkTensor*
 refkStatus refkArgReduce(const refkContext* ctx, int32_t is_max, const refkTensor* values, const refkTensor* indices,
                          const refkTensor* in) {
   return guarded("argreduce", [&] {
-    if (indices->ndim + 1 != in->ndim || indices->dtype != refkInt64) {
-      return fail(refkErrorInvalidValue, "argreduce: indices must be int64 with one dim fewer than the input");
-    }
+    if (const char* e = check::argreduce(*indices, *in)) return fail(refkErrorInvalidValue, e);
     const int64_t K = in->sizes[in->ndim - 1];
-    if (K == 0) return fail(refkErrorInvalidValue, "argreduce: cannot reduce an empty dimension");
     const Access access({values, indices, in});
     return dispatch(in->dtype, [&](auto tag) -> refkStatus {
       using T = typename decltype(tag)::type;

@@ -1,15 +1,18 @@
 // What every CUDA kernel of the reference library shares beyond
-// common/Dtypes.h (storage types, opmath loads and stores, dispatch): the
-// per-thread error text and the one elementwise launcher every pointwise op
-// runs on, an offset calculator over the descriptors' coalesced dims with a
-// contiguous fast path (TensorIterator + gpu_kernel in ATen, reduced to what
-// a kernel library needs).
+// common/Dtypes.h (storage types, opmath loads and stores, dispatch) and
+// common/Checks.h (operand checks): the per-thread error text, the one
+// elementwise launcher every pointwise op runs on, an offset calculator
+// over the descriptors' coalesced dims with a contiguous fast path
+// (TensorIterator + gpu_kernel in ATen, reduced to what a kernel library
+// needs), a block-wide combine for row kernels, and how index errors found
+// on the device reach the host (Note [Index errors on the device]).
 //
 // Torch-free by design (Note [Descriptor conventions] in RefKernels.h):
 // only the CUDA runtime and the C ABI headers pass through nvcc.
 #pragma once
 
 #include "kernels/RefKernels.h"
+#include "kernels/common/Checks.h"
 #include "kernels/common/Descriptors.h"
 #include "kernels/common/Dtypes.h"
 
@@ -18,6 +21,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace refkc {
 
@@ -27,10 +31,13 @@ namespace refkc {
 using refk::acc_t;
 using refk::BFloat16;
 using refk::dispatch;
+using refk::dtype_name;
 using refk::from_scalar;
 using refk::Half;
 using refk::is_floating_v;
+using refk::is_floating_dtype;
 using refk::is_half_v;
+using refk::is_index_dtype;
 using refk::is_integral_v;
 using refk::itemsize;
 using refk::load;
@@ -42,8 +49,11 @@ using refk::Tag;
 
 // ---- errors ----------------------------------------------------------------
 
-const char* dtype_name(refkDtype d);
 refkStatus fail(refkStatus s, const std::string& message);
+// A common/Checks.h result: its text as an invalid-value error, or success.
+inline refkStatus checked(const char* error) {
+  return error == nullptr ? refkSuccess : fail(refkErrorInvalidValue, error);
+}
 refkStatus unsupported(const char* op, refkDtype d);
 // The status of the launch just made (a launch error is refkErrorInvalidValue
 // with CUDA's text).
@@ -55,6 +65,40 @@ inline cudaStream_t stream_of(const refkContext* ctx) {
 }
 
 refkStatus check_shapes(const char* op, std::initializer_list<const refkTensor*> ts);
+
+// Note [Index errors on the device]: a kernel that meets an index out of
+// range (or a target out of bounds) skips the element and raises a flag in
+// device memory; the host reads the flag back after the launch (one stream
+// synchronization per call that reads indices) and only then, on the error
+// path, copies the index tensor to the host to find the offending element
+// in row-major order, so the message names the element the CPU library
+// names. The flag lives in stream-ordered memory of the call's own stream.
+class ErrorFlag {
+ public:
+  explicit ErrorFlag(cudaStream_t s) : stream_(s) {}
+  ~ErrorFlag() {
+    if (flag_ != nullptr) cudaFreeAsync(flag_, stream_);
+  }
+  ErrorFlag(const ErrorFlag&) = delete;
+  ErrorFlag& operator=(const ErrorFlag&) = delete;
+  // Allocates the flag, cleared, on the stream.
+  refkStatus init(const char* op);
+  int* get() const { return flag_; }
+  // Waits for the stream; `raised` tells whether a kernel set the flag.
+  refkStatus read(const char* op, bool& raised);
+
+ private:
+  cudaStream_t stream_;
+  int* flag_ = nullptr;
+};
+
+// The values of an int32/int64 (or uint8, for nll targets) index tensor in
+// row-major order, copied to the host after the device is idle (the error
+// path of Note [Index errors on the device]).
+refkStatus index_values(const char* op, const refkTensor& t, std::vector<int64_t>& out);
+
+// The text of Note [Index errors] (RefKernels.h).
+refkStatus index_error(int64_t value, int64_t dim, int64_t size);
 
 // Blocks for a grid-stride loop over n items.
 inline unsigned blocks_for(int64_t n, int threads = 256) {
@@ -139,6 +183,84 @@ Offsets<N> plan(const refkTensor* const (&ops)[N]) {
   o.contiguous = o.ndim == 1;
   for (int k = 0; k < N && o.contiguous; ++k) o.contiguous = o.strides[k][0] == itemsize(ops[k]->dtype);
   return o;
+}
+
+// Calls f(Tag<T>{}) for a floating dtype (f returns a refkStatus), an
+// unsupported-dtype error for any other.
+template <class F>
+refkStatus dispatch_floating(const char* op, refkDtype d, F&& f) {
+  switch (d) {
+    case refkFloat16: return f(Tag<Half>{});
+    case refkBFloat16: return f(Tag<BFloat16>{});
+    case refkFloat32: return f(Tag<float>{});
+    case refkFloat64: return f(Tag<double>{});
+    default: return unsupported(op, d);
+  }
+}
+
+// Calls f(Tag<I>{}) with the storage type of an index dtype (int32 or int64).
+template <class F>
+decltype(auto) dispatch_index(refkDtype d, F&& f) {
+  if (d == refkInt32) return f(Tag<int32_t>{});
+  return f(Tag<int64_t>{});
+}
+
+// Blocks for a kernel that runs a block per row over `rows` rows (0: no launch).
+inline unsigned blocks_per_row(int64_t rows) {
+  return static_cast<unsigned>(rows < 65535 * 16 ? rows : 65535 * 16);
+}
+
+// ---- block-wide combine ---------------------------------------------------
+
+constexpr int kBlockThreads = 256;
+
+// Combines one value per thread across a block of kBlockThreads threads;
+// every thread gets the result. Values of up to 16 bytes.
+template <class A, class F>
+__device__ A block_combine(A v, F combine) {
+  static_assert(sizeof(A) <= 16, "block_combine: values of up to 16 bytes");
+  __shared__ alignas(16) unsigned char raw[kBlockThreads * 16];
+  A* sm = reinterpret_cast<A*>(raw);
+  __syncthreads();
+  sm[threadIdx.x] = v;
+  __syncthreads();
+  for (int w = kBlockThreads / 2; w > 0; w /= 2) {
+    if (static_cast<int>(threadIdx.x) < w) sm[threadIdx.x] = combine(sm[threadIdx.x], sm[threadIdx.x + w]);
+    __syncthreads();
+  }
+  return sm[0];
+}
+
+struct Sum {
+  template <class A>
+  __device__ A operator()(A a, A b) const {
+    return a + b;
+  }
+};
+
+// An element of any floating dtype as double, and a double stored into one
+// (per-row statistics and parameters whose dtype may differ from the rows').
+__device__ inline double read_value(refkDtype d, const char* p) {
+  switch (d) {
+    case refkFloat16: return load(*reinterpret_cast<const Half*>(p));
+    case refkBFloat16: return load(*reinterpret_cast<const BFloat16*>(p));
+    case refkFloat32: return *reinterpret_cast<const float*>(p);
+    default: return *reinterpret_cast<const double*>(p);
+  }
+}
+
+// A 1-d operand that may be absent (data NULL), passed by value.
+struct Vec {
+  const char* data;
+  refkDtype dtype;
+  int64_t stride;  // bytes
+  __device__ double at(int64_t i, double fill) const {
+    return data == nullptr ? fill : read_value(dtype, data + i * stride);
+  }
+};
+inline Vec vec_of(const refkTensor* t) {
+  if (t == nullptr || t->data == nullptr) return Vec{nullptr, refkFloat32, 0};
+  return Vec{static_cast<const char*>(t->data), t->dtype, (t->ndim > 0 ? t->strides[0] : 0) * itemsize(t->dtype)};
 }
 
 // Base pointers of N operands, by value.

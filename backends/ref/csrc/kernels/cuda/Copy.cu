@@ -81,9 +81,7 @@ refkStatus refkFill(const refkContext* ctx, const refkTensor* dst, refkScalar va
 refkStatus refkWhere(const refkContext* ctx, const refkTensor* out, const refkTensor* cond, const refkTensor* a,
                      const refkTensor* b) {
   if (auto s = check_shapes("where", {out, cond, a, b})) return s;
-  if (cond->dtype != refkBool || a->dtype != out->dtype || b->dtype != out->dtype) {
-    return fail(refkErrorInvalidValue, "where: bool condition and one value dtype expected");
-  }
+  if (auto s = checked(refk::check::where(*out, *cond, *a, *b))) return s;
   const refkTensor* ops[4] = {out, cond, a, b};
   return dispatch(out->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -19,15 +19,9 @@ extern "C" {
 refkStatus refkRandperm(const refkContext*, const refkTensor*, uint64_t, uint64_t) {
   return not_implemented("refkRandperm");
 }
-refkStatus refkGather(const refkContext*, const refkTensor*, const refkTensor*, int32_t, const refkTensor*) {
-  return not_implemented("refkGather");
-}
 refkStatus refkScatter(const refkContext*, const refkTensor*, int32_t, const refkTensor*, const refkTensor*, refkScalar,
                        refkScatterReduce, int32_t) {
   return not_implemented("refkScatter");
-}
-refkStatus refkIndexSelect(const refkContext*, const refkTensor*, const refkTensor*, int32_t, const refkTensor*) {
-  return not_implemented("refkIndexSelect");
 }
 refkStatus refkIndex(const refkContext*, const refkTensor*, const refkTensor*, int32_t, const refkTensor*,
                      const int64_t*, const int64_t*) {
@@ -52,47 +46,6 @@ refkStatus refkNonzero(const refkContext*, const refkTensor*, const refkTensor*)
 }
 refkStatus refkMaskedScatter(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*) {
   return not_implemented("refkMaskedScatter");
-}
-refkStatus refkSoftmax(const refkContext*, const refkTensor*, const refkTensor*, int32_t, int32_t) {
-  return not_implemented("refkSoftmax");
-}
-refkStatus refkSoftmaxBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int32_t,
-                               int32_t) {
-  return not_implemented("refkSoftmaxBackward");
-}
-refkStatus refkLayerNorm(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
-                         const refkTensor*, const refkTensor*, const refkTensor*, double) {
-  return not_implemented("refkLayerNorm");
-}
-refkStatus refkLayerNormBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
-                                 const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
-                                 const refkTensor*) {
-  return not_implemented("refkLayerNormBackward");
-}
-refkStatus refkGroupNorm(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
-                         const refkTensor*, const refkTensor*, const refkTensor*, int64_t, double) {
-  return not_implemented("refkGroupNorm");
-}
-refkStatus refkGroupNormBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
-                                 const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
-                                 const refkTensor*, int64_t) {
-  return not_implemented("refkGroupNormBackward");
-}
-refkStatus refkBatchNorm(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
-                         const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
-                         const refkTensor*, int32_t, double, double) {
-  return not_implemented("refkBatchNorm");
-}
-refkStatus refkBatchNormBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
-                                 const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
-                                 const refkTensor*, const refkTensor*, const refkTensor*, int32_t, double) {
-  return not_implemented("refkBatchNormBackward");
-}
-refkStatus refkConvIm2col(const refkContext*, const refkTensor*, const refkTensor*, const refkConvGeometry*) {
-  return not_implemented("refkConvIm2col");
-}
-refkStatus refkConvCol2im(const refkContext*, const refkTensor*, const refkTensor*, const refkConvGeometry*) {
-  return not_implemented("refkConvCol2im");
 }
 refkStatus refkCdist(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, double) {
   return not_implemented("refkCdist");
@@ -133,26 +86,10 @@ refkStatus refkCol2im(const refkContext*, const refkTensor*, const refkTensor*, 
   return not_implemented("refkCol2im");
 }
 
-refkStatus refkNllLoss(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
-                       const refkTensor*, int32_t, int64_t) {
-  return not_implemented("refkNllLoss");
-}
-refkStatus refkNllLossBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
-                               const refkTensor*, const refkTensor*, int32_t, int64_t) {
-  return not_implemented("refkNllLossBackward");
-}
-refkStatus refkEmbeddingBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int64_t,
-                                 int32_t) {
-  return not_implemented("refkEmbeddingBackward");
-}
 refkStatus refkEmbeddingBag(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
                             const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
                             const refkTensor*, int32_t, int64_t) {
   return not_implemented("refkEmbeddingBag");
-}
-refkStatus refkForeach(const refkContext*, refkForeachOp, int32_t, const refkTensor*, const refkTensor*,
-                       const refkTensor*, const refkTensor*, const refkScalar*, int32_t) {
-  return not_implemented("refkForeach");
 }
 
 refkStatus refkLstmCell(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,

@@ -100,9 +100,7 @@ refkStatus refkRandom(const refkContext* ctx, refkDistribution dist, const refkT
 refkStatus refkDropout(const refkContext* ctx, const refkTensor* out, const refkTensor* mask, const refkTensor* in,
                        double keep, double scale, uint64_t seed, uint64_t offset) {
   if (auto s = check_shapes("dropout", {out, mask, in})) return s;
-  if (mask->dtype != refkBool || out->dtype != in->dtype) {
-    return fail(refkErrorInvalidValue, "dropout: a bool mask and one dtype for out and in expected");
-  }
+  if (auto s = checked(refk::check::dropout(*out, *mask, *in))) return s;
   const int64_t n = numel(*out);
   if (n == 0) return refkSuccess;
   return dispatch(out->dtype, [&](auto tag) -> refkStatus {

@@ -15,7 +15,7 @@
 namespace refkc {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = kBlockThreads;
 
 using refk::mean_value;
 using refk::offset_of;
@@ -34,22 +34,6 @@ Plan plan_reduce(const refkTensor& out, const refkTensor& in, int nreduce) {
   static_cast<refk::ReduceShape&>(s) = refk::plan_reduce(out, in, nreduce);
   s.out_dtype = out.dtype;
   return s;
-}
-
-// Combines one value per thread across the block; every thread gets the result.
-template <class A, class F>
-__device__ A block_combine(A v, F combine) {
-  static_assert(sizeof(A) <= 16, "block_combine: values of up to 16 bytes");
-  __shared__ alignas(16) unsigned char raw[kThreads * 16];
-  A* sm = reinterpret_cast<A*>(raw);
-  __syncthreads();
-  sm[threadIdx.x] = v;
-  __syncthreads();
-  for (int w = kThreads / 2; w > 0; w /= 2) {
-    if (static_cast<int>(threadIdx.x) < w) sm[threadIdx.x] = combine(sm[threadIdx.x], sm[threadIdx.x + w]);
-    __syncthreads();
-  }
-  return sm[0];
 }
 
 template <class T, refkReduceOp OP>
@@ -269,10 +253,7 @@ extern "C" {
 
 refkStatus refkReduce(const refkContext* ctx, refkReduceOp op, const refkTensor* out, const refkTensor* in,
                       int32_t nreduce, refkScalar param) {
-  if (nreduce < 0 || out->ndim + nreduce != in->ndim) return fail(refkErrorInvalidValue, "reduce: bad ranks");
-  for (int d = 0; d < out->ndim; ++d) {
-    if (out->sizes[d] != in->sizes[d]) return fail(refkErrorInvalidValue, "reduce: kept dims must match");
-  }
+  if (auto s = checked(refk::check::reduce(*out, *in, nreduce))) return s;
   if (numel(*out) == 0) return refkSuccess;
   const Plan s = plan_reduce(*out, *in, nreduce);
   return dispatch(in->dtype, [&](auto tag) {
@@ -282,11 +263,7 @@ refkStatus refkReduce(const refkContext* ctx, refkReduceOp op, const refkTensor*
 
 refkStatus refkArgReduce(const refkContext* ctx, int32_t is_max, const refkTensor* values, const refkTensor* indices,
                          const refkTensor* in) {
-  if (indices->ndim + 1 != in->ndim || indices->dtype != refkInt64) {
-    return fail(refkErrorInvalidValue, "argreduce: indices must be int64 with one dim fewer than the input");
-  }
-  const int64_t K = in->sizes[in->ndim - 1];
-  if (K == 0) return fail(refkErrorInvalidValue, "argreduce: cannot reduce an empty dimension");
+  if (auto s = checked(refk::check::argreduce(*indices, *in))) return s;
   const RowPlan p = plan_rows(*in, indices, values);
   if (p.rows == 0) return refkSuccess;
   return dispatch(in->dtype, [&](auto tag) {

@@ -1,0 +1,123 @@
+// The argument checks both kernel libraries make before any work, written
+// once (Note [One definition per semantics] in Dtypes.h): dtype names in
+// error texts, and the operand checks of the calls whose contract is the
+// same on every device. Each check returns the error text, or nullptr when
+// the operands are valid; the library records it with its own fail() (the
+// per-thread text refkLastError() reads is each library's), so every device
+// refuses the same calls with the same words.
+#pragma once
+
+#include "kernels/common/Descriptors.h"
+
+#include <initializer_list>
+
+namespace refk {
+
+inline const char* dtype_name(refkDtype d) {
+  switch (d) {
+    case refkBool: return "bool";
+    case refkUInt8: return "uint8";
+    case refkInt8: return "int8";
+    case refkInt16: return "int16";
+    case refkInt32: return "int32";
+    case refkInt64: return "int64";
+    case refkFloat16: return "float16";
+    case refkBFloat16: return "bfloat16";
+    case refkFloat32: return "float32";
+    case refkFloat64: return "float64";
+  }
+  return "unknown dtype";
+}
+
+inline bool is_floating_dtype(refkDtype d) {
+  return d == refkFloat16 || d == refkBFloat16 || d == refkFloat32 || d == refkFloat64;
+}
+
+inline bool is_index_dtype(refkDtype d) { return d == refkInt32 || d == refkInt64; }
+
+namespace check {
+
+// Every operand has the first one's shape (and a rank the descriptors hold).
+inline const char* same_shapes(std::initializer_list<const refkTensor*> ts) {
+  const refkTensor* first = *ts.begin();
+  for (const refkTensor* t : ts) {
+    if (t->ndim < 0 || t->ndim > REFK_MAX_DIMS) return "bad ndim";
+    if (!same_shape(*first, *t)) return "operands must have the output's shape";
+  }
+  return nullptr;
+}
+
+inline const char* where(const refkTensor& out, const refkTensor& cond, const refkTensor& a, const refkTensor& b) {
+  if (cond.dtype != refkBool || a.dtype != out.dtype || b.dtype != out.dtype) {
+    return "where: bool condition and one value dtype expected";
+  }
+  return nullptr;
+}
+
+inline const char* reduce(const refkTensor& out, const refkTensor& in, int32_t nreduce) {
+  if (nreduce < 0 || out.ndim + nreduce != in.ndim) return "reduce: bad ranks";
+  for (int d = 0; d < out.ndim; ++d) {
+    if (out.sizes[d] != in.sizes[d]) return "reduce: kept dims must match";
+  }
+  return nullptr;
+}
+
+inline const char* argreduce(const refkTensor& indices, const refkTensor& in) {
+  if (indices.ndim + 1 != in.ndim || indices.dtype != refkInt64) {
+    return "argreduce: indices must be int64 with one dim fewer than the input";
+  }
+  if (in.sizes[in.ndim - 1] == 0) return "argreduce: cannot reduce an empty dimension";
+  return nullptr;
+}
+
+inline const char* dropout(const refkTensor& out, const refkTensor& mask, const refkTensor& in) {
+  if (mask.dtype != refkBool || out.dtype != in.dtype) return "dropout: a bool mask and one dtype for out and in expected";
+  return nullptr;
+}
+
+inline const char* nll_loss(const refkTensor& x, const refkTensor& target, const refkTensor* weight) {
+  if (x.ndim != 2 || target.ndim != 1 || target.sizes[0] != x.sizes[0]) {
+    return "nll_loss: expected self (batch x classes) and target (batch)";
+  }
+  if (target.dtype != refkInt64 && target.dtype != refkUInt8) return "nll_loss: targets are int64 or uint8";
+  if (weight && (weight->dtype != x.dtype || weight->ndim != 1 || weight->sizes[0] != x.sizes[1])) {
+    return "nll_loss: weight must have one element per class, of self's dtype";
+  }
+  return nullptr;
+}
+
+inline const char* index_select(const refkTensor& out, const refkTensor& in, int32_t dim, const refkTensor& index) {
+  if (in.ndim != out.ndim || dim < 0 || dim >= in.ndim || index.ndim > 1 || out.dtype != in.dtype ||
+      !is_index_dtype(index.dtype)) {
+    return "index_select: bad operands";
+  }
+  const int64_t n = numel(index);
+  for (int d = 0; d < in.ndim; ++d) {
+    if (out.sizes[d] != (d == dim ? n : in.sizes[d])) return "index_select: out has the wrong shape";
+  }
+  return nullptr;
+}
+
+inline const char* gather(const refkTensor& out, const refkTensor& in, int32_t dim, const refkTensor& index) {
+  if (!same_shape(out, index)) return "gather: operands must have the output's shape";
+  if (in.ndim != index.ndim || dim < 0 || dim >= in.ndim || out.dtype != in.dtype || !is_index_dtype(index.dtype)) {
+    return "gather: bad operands";
+  }
+  for (int d = 0; d < in.ndim; ++d) {
+    if (d != dim && index.sizes[d] > in.sizes[d]) return "gather: index is larger than the input outside dim";
+  }
+  return nullptr;
+}
+
+inline const char* embedding_backward(const refkTensor& gw, const refkTensor& grad, const refkTensor& indices) {
+  if (gw.ndim != 2 || grad.ndim != 2 || indices.ndim != 1 || grad.sizes[0] != indices.sizes[0] ||
+      grad.sizes[1] != gw.sizes[1]) {
+    return "embedding_backward: expected grad_weight (rows x dim), grad (n x dim) and indices (n)";
+  }
+  if (!is_index_dtype(indices.dtype)) return "embedding_backward: indices are int32 or int64";
+  if (grad.dtype != gw.dtype) return "embedding_backward: grad and grad_weight must share one dtype";
+  return nullptr;
+}
+
+}  // namespace check
+}  // namespace refk
