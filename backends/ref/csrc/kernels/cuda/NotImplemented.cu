@@ -23,26 +23,12 @@ refkStatus refkScatter(const refkContext*, const refkTensor*, int32_t, const ref
                        refkScatterReduce, int32_t) {
   return not_implemented("refkScatter");
 }
-refkStatus refkIndex(const refkContext*, const refkTensor*, const refkTensor*, int32_t, const refkTensor*,
-                     const int64_t*, const int64_t*) {
-  return not_implemented("refkIndex");
-}
-refkStatus refkIndexPut(const refkContext*, const refkTensor*, const refkTensor*, int32_t, const refkTensor*,
-                        const int64_t*, const int64_t*, int32_t) {
-  return not_implemented("refkIndexPut");
-}
 refkStatus refkSort(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int32_t, int32_t) {
   return not_implemented("refkSort");
 }
 refkStatus refkTopk(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int64_t, int32_t,
                     int32_t) {
   return not_implemented("refkTopk");
-}
-refkStatus refkCountNonzero(const refkContext*, const refkTensor*, const refkTensor*) {
-  return not_implemented("refkCountNonzero");
-}
-refkStatus refkNonzero(const refkContext*, const refkTensor*, const refkTensor*) {
-  return not_implemented("refkNonzero");
 }
 refkStatus refkMaskedScatter(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*) {
   return not_implemented("refkMaskedScatter");
