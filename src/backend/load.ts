@@ -3,8 +3,8 @@
  * plus our keys) into a validated, fully defaulted BackendConfig, resolving
  * every listed operator against the installed torch's catalog.
  *
- * The text becomes a small tree whose nodes keep their offsets (ytree.ts), so
- * each Diagnostic can say file:line:col: from fastyaml.ts when the file has the
+ * The text becomes a small tree whose nodes keep their offsets (src/yaml/tree.ts), so
+ * each Diagnostic can say file:line:col: from src/yaml/backend.ts when the file has the
  * usual plain shape, else from the `yaml` package's Document API. The whole
  * file is checked before we throw: one UserError holds every problem (Note
  * [Diagnostics] in src/util/errors.ts).
@@ -21,7 +21,8 @@ import type * as Yaml from "yaml";
 import { hasSymInt, parseSchema, SchemaParseError } from "../model/schema.js";
 import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog } from "../model/types.js";
 import { type Diagnostic, type SourceLoc, UserError } from "../util/errors.js";
-import { fastParse } from "./fastyaml.js";
+import { fastParse } from "../yaml/backend.js";
+import { isAlias, isMap, isScalar, isSeq, type YMap, type YNode, type YPair } from "../yaml/tree.js";
 import {
   cppIdentifierProblem,
   cppNamespaceProblem,
@@ -47,10 +48,9 @@ import {
   type NonNativeEntry,
   type OpEntry,
 } from "./types.js";
-import { isAlias, isMap, isScalar, isSeq, type YMap, type YNode, type YPair } from "./ytree.js";
 
 /**
- * The `yaml` package, loaded only when fastyaml.ts cannot read a file: it
+ * The `yaml` package, loaded only when src/yaml/backend.ts cannot read a file: it
  * costs ~100 ms to import cold. Synchronous (loadBackendYaml is), through
  * require: the package ships CommonJS for Node.
  */
@@ -119,7 +119,7 @@ function sha256(bytes: string | Uint8Array): string {
 }
 
 export interface ParseOptions {
-  /** Use fastyaml.ts where it applies (default true); tests turn it off to compare both readers. */
+  /** Use src/yaml/backend.ts where it applies (default true); tests turn it off to compare both readers. */
   readonly fastPath?: boolean;
   /** SHA-256 of the bytes `text` was decoded from (default: of `text` as UTF-8). */
   readonly sha256?: string;
@@ -288,7 +288,7 @@ class Checker {
   }
 
   /**
-   * Reads the file with the `yaml` package (everything fastyaml.ts does not
+   * Reads the file with the `yaml` package (everything src/yaml/backend.ts does not
    * cover). Returns the top node, or undefined after a syntax error: the tree
    * is then unreliable, so the syntax errors are all we report.
    */
@@ -962,7 +962,7 @@ function groupMembers(g: NativeFunctionsGroup): NativeFunction[] {
   return [g.functional, g.inplace, g.mutable, g.out].filter((f): f is NativeFunction => f !== null);
 }
 
-/** The `yaml` package's nodes as our tree (ytree.ts). */
+/** The `yaml` package's nodes as our tree (src/yaml/tree.ts). */
 function toTree(Y: typeof Yaml, node: unknown): YNode | null {
   if (node === null || node === undefined) return null;
   const offset = (node as { range?: [number] }).range?.[0] ?? 0;

@@ -5,7 +5,7 @@
  * full name, torchgen's groups, tags.
  *
  * Loading is on `gen`'s hot path, so it reads the two small-enough files with
- * our own YAML reader (yamlreader.ts), reads each native_functions.yaml entry
+ * our own YAML reader (src/yaml/operators.ts), reads each native_functions.yaml entry
  * only when an operator of its group is first asked for (Note [Lazy catalog]
  * in lazy.ts: a cold `gen` of the core-ATen set parses ~1/5 of the file),
  * memoizes per YAML path, and leaves derivatives.yaml until

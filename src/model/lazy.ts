@@ -25,10 +25,10 @@
  * a regular file is reported (file:line:col) when its bucket is first read.
  */
 import { type Diagnostic, UserError } from "../util/errors.js";
+import { EntryBuffer, YamlListFile } from "../yaml/operators.js";
 import { fromDict, fromYaml, generateForGroup, groupFunctions, isGroup, preGroup } from "./native.js";
 import { parseBaseOperatorName } from "./schema.js";
 import type { NativeFunction, NativeFunctionsGroup, SchemaKind } from "./types.js";
-import { EntryBuffer, YamlListFile } from "./yamlreader.js";
 
 /** One signature group of a bucket, with where it first appears in the file. */
 interface SigGroup {

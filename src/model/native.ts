@@ -17,6 +17,7 @@
  * Errors in the file are collected (Note [Diagnostics]) and thrown together.
  */
 import { type Diagnostic, type SourceLoc, UserError } from "../util/errors.js";
+import { BlockMap, EntryBuffer, type EntryValue, YamlListFile, type YamlValue } from "../yaml/operators.js";
 import {
   hasSymInt,
   isTensorLike,
@@ -45,7 +46,6 @@ import type {
   SchemaKind,
   YamlLoc,
 } from "./types.js";
-import { BlockMap, EntryBuffer, type EntryValue, YamlListFile, type YamlValue } from "./yamlreader.js";
 
 // The keys of an entry, by slot (EntryReader.slots). The last two are keys
 // torchgen accepts but that carry nothing we generate from.

@@ -4,8 +4,8 @@
  * entries may only use tags listed here, as torchgen enforces.
  */
 import { UserError } from "../util/errors.js";
+import { readYamlList } from "../yaml/operators.js";
 import type { TagInfo } from "./types.js";
-import { readYamlList } from "./yamlreader.js";
 
 export function parseTagsYaml(text: string, file: string): TagInfo[] {
   const out: TagInfo[] = [];

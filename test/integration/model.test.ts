@@ -8,13 +8,17 @@ import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
+
+/** The scalar rules torchgen reads these files with (PyYAML: YAML 1.1). */
+const PYYAML = { version: "1.1" } as const;
+
 import { loadCatalog } from "../../src/model/catalog.js";
 import { groupNativeFunctions, isGroup, parseNativeFunctionsYaml } from "../../src/model/native.js";
 import { operatorNameString, parseSchema, printSchema, schemaKind, signatureKey } from "../../src/model/schema.js";
 import type { NativeFunction, OperatorCatalog } from "../../src/model/types.js";
-import { readYamlList } from "../../src/model/yamlreader.js";
 import { discoverTorch, type TorchInstall } from "../../src/torch/discover.js";
 import { UserError } from "../../src/util/errors.js";
+import { readYamlList } from "../../src/yaml/operators.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const fixtures = path.join(root, "test/fixtures/model");
@@ -202,14 +206,14 @@ describe("agrees with torchgen", () => {
 describe("fast YAML reader", () => {
   it("equals the yaml package on native_functions.yaml", () => {
     const entries = readYamlList(nfText, torch.nativeFunctionsYaml);
-    expect(entries.map((e) => e.value)).toEqual(parseYaml(nfText));
+    expect(entries.map((e) => e.value)).toEqual(parseYaml(nfText, PYYAML));
     const lines = nfText.split("\n");
     expect(entries.every((e) => lines[e.line - 1]!.startsWith("- func: "))).toBe(true);
   });
 
   it("equals the yaml package on tags.yaml", () => {
     const text = readFileSync(torch.tagsYaml, "utf8");
-    expect(readYamlList(text, torch.tagsYaml).map((e) => e.value)).toEqual(parseYaml(text));
+    expect(readYamlList(text, torch.tagsYaml).map((e) => e.value)).toEqual(parseYaml(text, PYYAML));
     expect(catalog.tags.map((t) => t.tag)).toContain("core");
   });
 
@@ -235,7 +239,7 @@ describe("fast YAML reader", () => {
     expect(() => readYamlList(given, "f.yaml")).toThrow(want);
   });
 
-  it("reads the supported constructs like the yaml package", () => {
+  it("reads the supported constructs as PyYAML does", async () => {
     const given = [
       "# comment",
       "- func: f(Tensor self) -> Tensor  # trailing",
@@ -258,9 +262,30 @@ describe("fast YAML reader", () => {
       "  n: 3",
       "  x: -1.5",
       "  q: 'it''s'",
+      "  yes_is_true: yes",
+      "  off_is_false: off",
+      "  exponent_without_dot_is_text: 1e5",
+      "  leading_zero_is_octal: 0755",
+      "  underscores: 1_000",
       "",
     ].join("\n");
-    expect(readYamlList(given, "f.yaml").map((e) => e.value)).toEqual(parseYaml(given));
+    const values = readYamlList(given, "f.yaml").map((e) => e.value);
+    // PyYAML itself, as torchgen reads (the yaml package's 1.1 mode reads 1e5 as a number).
+    const py = await execa(
+      torch.python,
+      ["-c", "import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin.read())))"],
+      {
+        input: given,
+      },
+    );
+    expect(values).toEqual(JSON.parse(py.stdout));
+    expect(values[1]).toMatchObject({
+      yes_is_true: true,
+      off_is_false: false,
+      exponent_without_dot_is_text: "1e5",
+      leading_zero_is_octal: 0o755,
+      underscores: 1000,
+    });
   });
 });
 

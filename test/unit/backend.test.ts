@@ -7,7 +7,6 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { fastParse } from "../../src/backend/fastyaml.js";
 import { loadBackendYaml, parseBackendYaml } from "../../src/backend/load.js";
 import { editDistance, suggest } from "../../src/backend/suggest.js";
 import type { BackendConfig } from "../../src/backend/types.js";
@@ -15,6 +14,7 @@ import { loadCatalog } from "../../src/model/catalog.js";
 import type { OperatorCatalog } from "../../src/model/types.js";
 import { discoverTorch } from "../../src/torch/discover.js";
 import { formatDiagnostic, UserError } from "../../src/util/errors.js";
+import { fastParse } from "../../src/yaml/backend.js";
 
 let catalog: OperatorCatalog;
 beforeAll(async () => {

@@ -13,7 +13,7 @@ const SRC = path.resolve(import.meta.dirname, "../../src");
 /** Floors, lowest first; a module may import from its own floor or any lower one. */
 const FLOORS: readonly (readonly string[])[] = [
   ["util", "vocab", "version"],
-  ["torch", "write"],
+  ["torch", "write", "yaml"],
   ["model"],
   ["api", "backend"],
   ["dest"],

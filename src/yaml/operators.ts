@@ -13,8 +13,8 @@
  * Supported shape (the only one these files use):
  *   - a top-level block sequence of block mappings (`- key: value`, then
  *     `  key: value` lines);
- *   - values: `{}`, plain scalars (resolved like YAML 1.2's core schema, as the
- *     `yaml` package does: null/bool/int/float/string), single- and
+ *   - values: `{}`, plain scalars (resolved as PyYAML, which torchgen reads
+ *     them with, does: src/yaml/scalars.ts), single- and
  *     double-quoted scalars, flow sequences of scalars (`[a, 'b']`), literal
  *     block scalars (`|`, `|-`, `|+`), and one nested level of either a block
  *     mapping of scalars (`dispatch:`) or a block sequence of scalars
@@ -22,6 +22,7 @@
  *   - full-line and trailing (` #`) comments, blank lines.
  */
 import { UserError } from "../util/errors.js";
+import { resolvePlain } from "./scalars.js";
 
 export type YamlScalar = string | number | boolean | null;
 export type YamlValue = YamlScalar | readonly YamlValue[] | { readonly [key: string]: YamlValue };
@@ -645,59 +646,4 @@ function readFlowSeq(r: Reader, k: number, at: number): YamlValue[] {
   }
   valueEnd = i + 1;
   return out;
-}
-
-const INT_RE = /^[-+]?[0-9]+$/;
-const FLOAT_RE = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/;
-
-/** YAML 1.2 core schema, as the `yaml` package resolves plain scalars by default. */
-function resolvePlain(s: string): YamlScalar {
-  // Most values (kernel names, `function, method`, schemas) are no special
-  // scalar: skip the string compares below. Those start with ~, a number's
-  // first character (.inf, .nan too) or, at most 5 long, n/N/t/T/f/F
-  // (null/true/false spellings).
-  const c = s.charCodeAt(0);
-  if (!(c === 126 || c === 46 || c === 43 || c === 45 || (c >= 48 && c <= 57))) {
-    if (s.length > 5 || !(c === 110 || c === 78 || c === 116 || c === 84 || c === 102 || c === 70)) {
-      if (s.length > 0) return s;
-    }
-  }
-  switch (s) {
-    case "":
-    case "~":
-    case "null":
-    case "Null":
-    case "NULL":
-      return null;
-    case "true":
-    case "True":
-    case "TRUE":
-      return true;
-    case "false":
-    case "False":
-    case "FALSE":
-      return false;
-    case ".inf":
-    case ".Inf":
-    case ".INF":
-    case "+.inf":
-    case "+.Inf":
-    case "+.INF":
-      return Number.POSITIVE_INFINITY;
-    case "-.inf":
-    case "-.Inf":
-    case "-.INF":
-      return Number.NEGATIVE_INFINITY;
-    case ".nan":
-    case ".NaN":
-    case ".NAN":
-      return Number.NaN;
-  }
-  if ((c >= 48 && c <= 57) || c === 45 || c === 43 || c === 46) {
-    if (INT_RE.test(s)) return Number.parseInt(s, 10);
-    if (/^0o[0-7]+$/.test(s)) return Number.parseInt(s.slice(2), 8);
-    if (/^0x[0-9a-fA-F]+$/.test(s)) return Number.parseInt(s.slice(2), 16);
-    if (FLOAT_RE.test(s)) return Number.parseFloat(s);
-  }
-  return s;
 }

@@ -1,5 +1,5 @@
 /**
- * The YAML tree load.ts checks, whichever reader produced it: fastyaml.ts for
+ * The YAML tree load.ts checks, whichever reader produced it: backend.ts for
  * the common plain shape, or the `yaml` package's Document for everything
  * else (converted in load.ts). Every node keeps the offset of its first
  * character so a diagnostic can say file:line:col.

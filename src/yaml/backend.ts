@@ -1,7 +1,7 @@
 /**
  * A fast path for the shape almost every backend YAML has: top-level
  * `key: word` lines, and `key:` followed by `- word` lines, with comments.
- * It yields the same tree (ytree.ts), with the same offsets, that load.ts
+ * It yields the same tree (tree.ts), with the same offsets, that load.ts
  * builds from the `yaml` package's parse, so one set of checks reads both.
  *
  * Why: `gen` runs cold, and cold the `yaml` package takes ~100 ms to import
@@ -13,7 +13,8 @@
  * identical results on every test input.
  */
 import { assertNever } from "../util/errors.js";
-import type { YMap, YNode, YPair, YScalar, YSeq } from "./ytree.js";
+import { yamlBool } from "./scalars.js";
+import type { YMap, YNode, YPair, YScalar, YSeq } from "./tree.js";
 
 const KEY = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/;
 const ITEM = /^( *)- (.*)$/;
@@ -21,13 +22,10 @@ const ITEM = /^( *)- (.*)$/;
 // words below: starts with a letter or _, no spaces, no indicator characters;
 // `::` inside is fine (`at::mychip`).
 const WORD = /^[A-Za-z_][A-Za-z0-9_.:]*$/;
-// PyYAML's booleans, which we build as booleans (with their source text).
-const BOOL_TRUE = /^(?:yes|Yes|YES|true|True|TRUE|on|On|ON)$/;
-const BOOL_FALSE = /^(?:no|No|NO|false|False|FALSE|off|Off|OFF)$/;
 // Other words the YAML 1.1 schema treats specially: leave them to the parser.
 const SPECIAL = /^(?:y|n|yes|no|true|false|on|off|null)$/i;
 
-/** Mutable while being built; handed out as the readonly ytree types. */
+/** Mutable while being built; handed out as the readonly tree.ts types. */
 type Building = { kind: "map"; items: YPair[]; offset: number };
 
 /**
@@ -124,8 +122,9 @@ function stripComment(s: string): string | undefined {
 }
 
 function word(v: string, at: number): YScalar | undefined {
-  if (BOOL_TRUE.test(v)) return scalar(true, at, v);
-  if (BOOL_FALSE.test(v)) return scalar(false, at, v);
+  // PyYAML's booleans, which we build as booleans (with their source text).
+  const b = yamlBool(v);
+  if (b !== undefined) return scalar(b, at, v);
   if (SPECIAL.test(v)) return undefined;
   return scalar(v, at, v);
 }
