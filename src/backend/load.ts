@@ -50,8 +50,8 @@ import {
 } from "./types.js";
 
 /**
- * The `yaml` package, loaded only when src/yaml/backend.ts cannot read a file: it
- * costs ~100 ms to import cold. Synchronous (loadBackendYaml is), through
+ * The `yaml` package, loaded only when src/yaml/backend.ts cannot read a file
+ * (Note [Cold start]). Synchronous (loadBackendYaml is), through
  * require: the package ships CommonJS for Node.
  */
 let yamlModule: typeof Yaml | undefined;

@@ -4,11 +4,19 @@
  * anything else (a bug) propagate with its stack.
  *
  * Command modules are imported only when their command runs: the scaffold
- * and conformance commands pull in execa, the `yaml` package and handlebars
- * (~100 ms cold together), which `gen` never uses and must not pay for (its
- * templates run as functions compiled at build time, src/dest/templates.ts). The
- * whole set is registered when no known command is named (bare `--help`,
+ * and conformance commands pull in execa, the `yaml` package and Handlebars'
+ * compiler, which `gen` never uses and must not pay for (Note [Cold start]).
+ * The whole set is registered when no known command is named (bare `--help`,
  * `help`, a typo), so help and "unknown command" answers stay complete.
+ *
+ * Note [Cold start]: `gen` is one short, cold process, so what it imports and
+ * starts decides most of its time: it starts the torch probe (a Python
+ * process that does not import torch) before anything else, reads both kinds
+ * of YAML with src/yaml's line readers instead of the `yaml` package, renders
+ * templates with Handlebars' single-file runtime, and defers everything else
+ * to the commands that need it. bench/cold-load.mjs measures what each of
+ * these costs; bench/gen.mjs measures gen against torchgen. Comments cite this
+ * Note rather than figures.
  */
 import { setFlagsFromString } from "node:v8";
 import type { Command } from "commander";
@@ -61,20 +69,18 @@ function pythonFlag(argv: readonly string[]): string | undefined {
 export async function main(argv: readonly string[]): Promise<number> {
   const name = commandName(argv);
   if ((name === "gen" || name === "coverage") && !argv.includes("--help") && !argv.includes("-h")) {
-    // The torch probe is a Python process (~30 ms): start it before loading
-    // anything, so that it runs while commander and the pipeline load. The
+    // The torch probe is a Python process: start it before loading anything,
+    // so that it runs while commander and the pipeline load (Note [Cold start]). The
     // answer is memoized per interpreter, so the command's own discoverTorch
     // call takes it over; a wrong guess at the flag only costs a second probe.
     discoverTorch(pythonFlag(argv)).catch(() => {});
     // Note [No optimizing JIT for gen]: gen is one short pass over ~3,000
-    // operators; V8's optimizing compiler (TurboFan) spends more on compiling
-    // the hot parser functions than the optimized code saves before the
-    // process exits, and on a 2-core CI machine it competes with the torch
-    // probe (Maglev, off by default in Node 20 and on in 22, likewise).
-    // Interpreted + baseline code finishes sooner: the all-operators gen took
-    // 0.58 s against 0.68 s with TurboFan (medians of 10 alternating cold
-    // runs). The flags are read when a function would tier up, so setting
-    // them here, before the pipeline runs, takes effect.
+    // operators; V8's optimizing compilers (TurboFan, and Maglev where it is
+    // on) spend more on compiling the hot parser functions than the optimized
+    // code saves before the process exits, and on a 2-core machine they
+    // compete with the torch probe. bench/gen.mjs measures the difference.
+    // The flags are read when a function would tier up, so setting them here,
+    // before the pipeline runs, takes effect.
     setFlagsFromString("--no-turbofan");
     setFlagsFromString("--no-maglev");
   }

@@ -63,7 +63,7 @@ export function pythonEnv(): Record<string, string> {
 /**
  * What ops-info would say, when the manifest says it all: `gen` records each
  * overload's kind, core tag and view-ness and the torch's core total, so a
- * run needs no Python process (and no torch import, ~1.5 s) just to learn
+ * run needs no Python process (and no torch import) just to learn
  * them. Manifests from before core_total was recorded ask Python.
  */
 function fromManifest(m: OpManifest): { coreTotal: number; info: Record<string, OpInfo> } | null {

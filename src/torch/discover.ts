@@ -38,7 +38,7 @@ export function resolvePython(explicit?: string): string {
   return "python3";
 }
 
-// Deliberately does not `import torch` (1-2 s): `gen` must start fast. It finds
+// Deliberately does not `import torch` (Note [Cold start]): `gen` must start fast. It finds
 // the packages and reads torch/version.py as text.
 const PROBE = `
 import json, os, sys, importlib.util
@@ -87,8 +87,8 @@ interface ProbeRun {
 
 /**
  * Runs the probe without blocking the event loop: `gen` starts it first and
- * loads its modules and the backend YAML while Python starts (~30 ms). Plain
- * child_process, not execa: importing execa costs more than the probe itself.
+ * loads its modules and the backend YAML while Python starts (Note [Cold
+ * start]). Plain child_process, not execa, which costs more to import.
  * Long-running Python processes (build, conformance workers) go through execa.
  */
 function runProbe(python: string): Promise<ProbeRun> {

@@ -4,9 +4,9 @@
  * It yields the same tree (tree.ts), with the same offsets, that load.ts
  * builds from the `yaml` package's parse, so one set of checks reads both.
  *
- * Why: `gen` runs cold, and cold the `yaml` package takes ~100 ms to import
- * and ~150-250 ms to parse a YAML listing every operator, most of `gen`'s time
- * budget. This reader takes a few milliseconds. Anything outside its narrow
+ * Why: `gen` runs cold, and cold the `yaml` package's import and parse of a
+ * YAML listing every operator would be most of `gen`'s time (Note [Cold
+ * start], bench/cold-load.mjs). Anything outside its narrow
  * subset (quotes, flow collections, anchors, tags, tabs, nested mappings,
  * words YAML 1.1 reads as null or as y/n booleans, ...) makes it give up, and
  * the `yaml` package reads the file. A unit test checks that both paths give

@@ -3,12 +3,12 @@
  * (native_functions.yaml, tags.yaml) into plain JS values, with the line and
  * column of every entry and key.
  *
- * Why not the `yaml` package: it takes ~1 s (plus ~170 ms to import) on
- * native_functions.yaml, which alone would blow `gen`'s whole time budget.
- * These files use a small, regular subset, so a line-oriented reader does it
- * in a few milliseconds. Anything outside that subset is an error naming
- * file:line:col rather than a guess; a test checks that the result equals the
- * `yaml` package's on the installed torch's files.
+ * Why not the `yaml` package: on native_functions.yaml it takes several times
+ * `gen`'s whole time (Note [Cold start], bench/cold-load.mjs). These files use
+ * a small, regular subset, which a line-oriented reader reads quickly.
+ * Anything outside that subset is an error naming file:line:col rather than a
+ * guess; a test checks that the result equals the `yaml` package's (in its
+ * YAML 1.1 mode) on the installed torch's files.
  *
  * Supported shape (the only one these files use):
  *   - a top-level block sequence of block mappings (`- key: value`, then

@@ -5,8 +5,8 @@
  * character so a diagnostic can say file:line:col.
  *
  * Having our own small tree (instead of the `yaml` package's node classes)
- * lets the fast path build it without loading that package at all: importing
- * it costs ~100 ms cold, a large share of `gen`'s budget.
+ * lets the fast path build it without loading that package at all (Note
+ * [Cold start]).
  */
 
 export interface YScalar {
