@@ -11,7 +11,9 @@ PyTorch. Layout:
 - ``device``   -- how the device under test is reached (a real torch_<device>
   package, or CPU with injected faults for the runner's own tests)
 - ``worker``   -- a persistent process that imports torch once and runs tasks
-- ``pool``     -- the coordinator: worker pool, watchdog, JSONL stream, resume
+- ``pool``     -- the coordinator: worker pool, watchdog, incidents
+- ``results``  -- the JSONL results stream it writes, and reading it back to resume
+- ``config``   -- the run config the TypeScript driver writes (Note [Run config contract])
 
 The TypeScript driver (src/conformance) starts ``python -m opgen_conformance run``
 and turns the JSONL it writes into reports.

@@ -28,13 +28,13 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, TextIO
+from typing import Any
 
 from . import KNOWN_DTYPES, index_file
 from .config import ConfigError, RunConfig, load_config, write_config
+from .results import ResultsFile
 from .worker import _die_with_parent
 
-HEADER_KEYS = ("seed", "max_samples", "grad_samples", "device")
 
 
 def emit(event: dict[str, Any]) -> None:
@@ -68,40 +68,6 @@ class Worker:
     started: float = field(default_factory=time.monotonic)
 
 
-def read_results(
-    path: str,
-) -> tuple[dict | None, dict[tuple[str, str], int], set[tuple[str, str]], dict[tuple[str, str], int]]:
-    """(header, next sample per task, finished tasks, incidents per task); cuts a torn last line."""
-    header = None
-    incidents: dict[tuple[str, str], int] = {}
-    nxt: dict[tuple[str, str], int] = {}
-    done: set[tuple[str, str]] = set()
-    if not os.path.exists(path):
-        return header, nxt, done, incidents
-    with open(path, "rb") as f:
-        data = f.read()
-    good = data.rfind(b"\n") + 1
-    if good != len(data):
-        with open(path, "r+b") as f:
-            f.truncate(good)
-    for raw in data[:good].splitlines():
-        try:
-            rec = json.loads(raw)
-        except ValueError:
-            continue
-        kind = rec.get("kind")
-        if kind == "header":
-            header = rec
-        elif kind == "sample":
-            key = (rec["op"], rec["dtype"])
-            nxt[key] = max(nxt.get(key, 0), int(rec["sample"]) + 1)
-            if rec.get("incident"):
-                incidents[key] = incidents.get(key, 0) + 1
-        elif kind == "task":
-            done.add((rec["op"], rec["dtype"]))
-    return header, nxt, done, incidents
-
-
 class Coordinator:
     def __init__(self, config: RunConfig) -> None:
         self.config = config
@@ -119,7 +85,7 @@ class Coordinator:
         self.tasks_done = 0
         self.samples = 0
         self.startup_failures = 0
-        self.out: TextIO | None = None
+        self.results = ResultsFile(config)
         self.log = None
         self.worker_config = ""
         # timings for bench/: kept out of the results file, which must not vary run to run
@@ -128,24 +94,7 @@ class Coordinator:
     # -- setup ------------------------------------------------------------------
 
     def plan(self) -> None:
-        header: dict[str, Any] = {k: getattr(self.config, k) for k in HEADER_KEYS}
-        header["kind"] = "header"
-        os.makedirs(os.path.dirname(os.path.abspath(self.results_path)), exist_ok=True)
-        nxt: dict[tuple[str, str], int] = {}
-        done: set[tuple[str, str]] = set()
-        incidents: dict[tuple[str, str], int] = {}
-        if self.config.resume:
-            old, nxt, done, incidents = read_results(self.results_path)
-            if old is not None and any(old.get(k) != header.get(k) for k in HEADER_KEYS):
-                diff = ", ".join(f"{k} {old.get(k)!r} -> {header.get(k)!r}" for k in HEADER_KEYS if old.get(k) != header.get(k))
-                raise SystemExit(f"opgen-conformance: cannot resume {self.results_path}: it was run with other settings ({diff})")
-            fresh = old is None
-        else:
-            fresh = True
-        self.out = open(self.results_path, "a" if not fresh else "w")
-        if fresh:
-            self.out.write(json.dumps(header, sort_keys=True) + "\n")
-            self.out.flush()
+        nxt, done, incidents = self.results.open()
         for op in self.config.ops:
             for dt in op.get("dtypes") or []:
                 if dt not in KNOWN_DTYPES:
@@ -221,8 +170,7 @@ class Coordinator:
                 "elapsed_s": round(time.monotonic() - t0, 3),
             }
         )
-        if self.out:
-            self.out.close()
+        self.results.close()
         self.stats.update({"elapsed_s": time.monotonic() - t0, "samples": self.samples})
         with open(self.results_path + ".stats.json", "w") as f:
             json.dump(self.stats, f, sort_keys=True)
@@ -412,18 +360,14 @@ class Coordinator:
         }
         if incident:
             rec["incident"] = True
-        assert self.out is not None
-        self.out.write(json.dumps(rec, sort_keys=True) + "\n")
-        self.out.flush()
+        self.results.write(rec)
         self.samples += 1
 
     def record_done(self, task: Task, n: int, stopped: str = "") -> None:
-        assert self.out is not None
         rec: dict[str, Any] = {"kind": "task", "op": task.op["name"], "dtype": task.dtype, "samples": n}
         if stopped:
             rec["stopped"] = stopped
-        self.out.write(json.dumps(rec, sort_keys=True) + "\n")
-        self.out.flush()
+        self.results.write(rec)
         self.tasks_done += 1
         emit(
             {

@@ -9,7 +9,7 @@ import time
 import unittest
 
 from opgen_conformance import PROTOCOL_VERSION
-from opgen_conformance.pool import read_results
+from opgen_conformance.results import read_results
 
 from .helpers import FAULTS, write_empty_index
 
