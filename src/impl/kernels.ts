@@ -204,18 +204,105 @@ export function normalizedParams(sig: DispatcherSignature): string[] {
 /** The kernel definitions in `files`, wherever the backend's kernels live (Note [Kernel home]). */
 export function findDefinitions(files: readonly string[], config: BackendConfig): DefinitionScan {
   const home = config.kernelHome;
+  let scan: DefinitionScan;
   switch (home.kind) {
     case "class":
-      return { definitions: memberDefinitions(files, home.className), problems: [] };
+      scan = { definitions: memberDefinitions(files, home.className), problems: [] };
+      break;
     case "free": {
       const definitions: KernelDefinition[] = [];
       const problems: Diagnostic[] = [];
       for (const file of files) freeDefinitions(file, readFileSync(file, "utf8"), config, definitions, problems);
-      return { definitions, problems };
+      scan = { definitions, problems };
+      break;
     }
     default:
       return assertNever(home, "kernel home");
   }
+  const aliases = typeAliases(files);
+  if (aliases.size === 0) return scan;
+  const expand = (t: string) => expandAliases(t, aliases);
+  return {
+    ...scan,
+    definitions: scan.definitions.map((d) => ({
+      ...d,
+      params: d.params.map(expand),
+      returns: d.returns === null ? null : expand(d.returns),
+    })),
+  };
+}
+
+/**
+ * Note [Type aliases in kernel sources]: a kernel may spell a type through an
+ * alias of the vendor's (`using Tensors = std::tuple<at::Tensor, at::Tensor,
+ * at::Tensor>;`, `typedef ... Name;`), which the compiler sees through and
+ * the signature comparison must too. Aliases are collected from every
+ * scanned file, whatever their scope (kernel sources rarely reuse a name for
+ * two types); a name aliased to two different types is left unexpanded, as
+ * are alias templates.
+ */
+function typeAliases(files: readonly string[]): Map<string, string> {
+  const found = new Map<string, string | null>();
+  const add = (name: string, type: string) => {
+    const t = normalizeParam(type);
+    const had = found.get(name);
+    found.set(name, had === undefined || had === t ? t : null);
+  };
+  for (const file of files) {
+    const text = blankDirectives(blankCommentsAndStrings(readFileSync(file, "utf8")));
+    const atNamespaceScope = namespaceScopes(text);
+    for (const m of text.matchAll(/(?:^|[;{}])\s*using\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);/g)) {
+      if (atNamespaceScope(m.index + m[0].length - 1)) add(m[1]!, m[2]!);
+    }
+    for (const m of text.matchAll(/(?:^|[;{}])\s*typedef\s+([^;{}()]+?)\s+([A-Za-z_]\w*)\s*;/g)) {
+      if (atNamespaceScope(m.index + m[0].length - 1)) add(m[2]!, m[1]!);
+    }
+  }
+  const aliases = new Map<string, string>();
+  for (const [name, type] of found) if (type !== null && type !== name) aliases.set(name, type);
+  return aliases;
+}
+
+/**
+ * Whether an offset of `text` (comments, strings and directives blanked) lies
+ * at namespace scope: every brace around it opens a namespace or an
+ * `extern "C"` block, none a function body or a class.
+ */
+function namespaceScopes(text: string): (offset: number) => boolean {
+  const opens: number[] = []; // offsets of the open `{`s that open something else
+  const spans: [number, number][] = [];
+  const stack: boolean[] = [];
+  let stmt = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "{") {
+      const head = text.slice(stmt, i);
+      const ns = /(?:\bnamespace(?:\s+[\w:]+)?|\bextern\s*"\s*")\s*$/.test(head);
+      stack.push(ns);
+      if (!ns) opens.push(i);
+      stmt = i + 1;
+    } else if (c === "}") {
+      if (stack.pop() === false) spans.push([opens.pop()!, i]);
+      stmt = i + 1;
+    } else if (c === ";") {
+      stmt = i + 1;
+    }
+  }
+  return (offset) => !spans.some(([a, b]) => a < offset && offset < b) && !opens.some((a) => a < offset);
+}
+
+/** `t` (normalized) with the aliases it names replaced by their types, aliases of aliases too. */
+function expandAliases(t: string, aliases: ReadonlyMap<string, string>): string {
+  let out = t;
+  for (let pass = 0; pass < 8; pass++) {
+    const next = out.replace(
+      /\b(?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)\b/g,
+      (whole, name: string) => aliases.get(name) ?? whole,
+    );
+    if (next === out) break;
+    out = next;
+  }
+  return normalizeParam(out);
 }
 
 /** `ClassName::name(...)` definitions in `files` (Note [Finding definitions]). */

@@ -182,3 +182,35 @@ describe("coverage", () => {
     expect(t.stdout).toMatch(new RegExp(`core ATen: ${cov.core.covered}/193 overloads registered`));
   });
 });
+
+describe("the reference backend's own sources", () => {
+  // A vendor starts from backends/ref: its kernels must be what the kernel
+  // check reads (no definition hidden in a macro or behind an alias it cannot
+  // see through), or `gen --stubs` would write stubs for kernels that exist.
+  const ref = path.join(ROOT, "backends/ref");
+  it("gen --impl-path finds every kernel, and gen --stubs writes none", () => {
+    const out = fresh();
+    const check = cli([
+      "gen",
+      path.join(ref, "backend.yaml"),
+      "-o",
+      out,
+      "--dry-run",
+      "--impl-path",
+      path.join(ref, "csrc"),
+    ]);
+    expect(check.stderr).not.toMatch(/no definition|does not match/);
+    expect(check.code, check.stderr).toBe(0);
+    const stubs = cli([
+      "gen",
+      path.join(ref, "backend.yaml"),
+      "-o",
+      out,
+      "--dry-run",
+      "--stubs",
+      path.join(ref, "csrc/aten"),
+    ]);
+    expect(stubs.code, stubs.stderr).toBe(0);
+    expect(`${stubs.stdout}${stubs.stderr}`).toMatch(/stubs: 0 file\(s\)/);
+  });
+});

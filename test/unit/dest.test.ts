@@ -420,6 +420,26 @@ describe("free kernel definitions (Note [Finding free definitions])", () => {
       },
     ],
     [
+      "returning and taking types through aliases (Note [Type aliases in kernel sources])",
+      {
+        given:
+          "namespace at::k {\nusing T = at::Tensor;\ntypedef const T& In;\nT relu(In self) { return self; }\n" +
+          "void helper() { using T = int; }\n}\n",
+        want: [],
+      },
+    ],
+    [
+      "an alias local to a function or a class is not seen through",
+      {
+        given:
+          "namespace at::k {\nstruct S { using Result = at::Tensor; };\nResult relu(const at::Tensor& self) { return self; }\n}\n",
+        want: [
+          "backend.yaml:5:13: no definition of at::k::relu for relu has the declared signature; expected at::Tensor at::k::relu(const at::Tensor & self)",
+          "k.cpp:3:8: at::k::relu(const at::Tensor& self) does not match any declared overload of at::k::relu: it returns 'Result', relu returns 'Tensor'",
+        ],
+      },
+    ],
+    [
       "with other parameters",
       {
         given: "namespace at::k {\nat::Tensor relu(const at::Tensor& self, int64_t n) { return self; }\n}\n",
