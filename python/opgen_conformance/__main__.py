@@ -1,4 +1,4 @@
-"""``python -m opgen_conformance run|worker|index|rerun`` (see __init__.py)."""
+"""``python -m opgen_conformance run|worker|index|rerun|custom`` (see __init__.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,10 @@ def main(argv: list[str]) -> int:
     p.add_argument("--dtype", required=True)
     p.add_argument("--sample", type=int, required=True)
     p.add_argument("--seed", type=int)
+    p = sub.add_parser("custom", help="check a backend's custom operators against their references")
+    p.add_argument("--package", required=True)
+    p.add_argument("--device", required=True)
+    p.add_argument("--json", action="store_true")
     p = sub.add_parser("core-ops", help="print the core-tagged overloads of this torch as JSON")
     p = sub.add_parser("ops-info", help="kind/core/view of overload names (one per line on stdin) as JSON")
     a = ap.parse_args(argv)
@@ -47,6 +51,10 @@ def main(argv: list[str]) -> int:
         return 0
     if a.cmd == "rerun":
         return rerun(a)
+    if a.cmd == "custom":
+        from .custom import main as custom_main
+
+        return custom_main(a.package, a.device, a.json)
     if a.cmd == "core-ops":
         from .samples import core_overloads
 

@@ -23,6 +23,7 @@ import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog } from "../m
 import { type Diagnostic, type SourceLoc, UserError } from "../util/errors.js";
 import { fastParse } from "../yaml/backend.js";
 import { isAlias, isMap, isScalar, isSeq, type YMap, type YNode, type YPair } from "../yaml/tree.js";
+import { checkAutogradBackwards, type ReaderContext, readAutogradMapping, readCustom } from "./custom.js";
 import {
   cppIdentifierProblem,
   cppNamespaceProblem,
@@ -75,7 +76,15 @@ export const TORCHGEN_KEYS = [
   "device_guard",
 ] as const;
 /** Our additions; see docs/backend-yaml.md. */
-export const OUR_KEYS = ["device", "python_package", "fallback", "dtypes", "free_functions", "runtime"] as const;
+export const OUR_KEYS = [
+  "device",
+  "python_package",
+  "fallback",
+  "dtypes",
+  "free_functions",
+  "runtime",
+  "custom",
+] as const;
 export const ALL_KEYS: readonly string[] = [...TORCHGEN_KEYS, ...OUR_KEYS];
 
 type OpListKey = "supported" | "autograd" | "symint" | "full_codegen" | "ir_gen" | "runtime";
@@ -223,6 +232,8 @@ function isNullScalar(node: unknown): boolean {
 
 class Checker {
   readonly diags: Diagnostic[] = [];
+  /** `autograd:` entries written as mappings, by op name: the backward kernel they name (custom.ts). */
+  private readonly autogradMappings = new Map<string, { backward: string | null; backwardLoc: SourceLoc | null }>();
   /** Offsets where each line starts, for offset -> line:col. */
   private readonly lineStarts: number[] = [0];
   /** Built on first use (misspelt names only): it enumerates the whole catalog (Note [Lazy catalog]). */
@@ -514,8 +525,22 @@ class Checker {
       } else pythonPackage = ppRaw.value;
     }
 
+    // --- custom operators and the backwards autograd entries name (custom.ts)
+    const rc = this.readerContext(device);
+    const custom = readCustom(rc, value("custom"));
+    const autogradBackward = checkAutogradBackwards(
+      rc,
+      autograd.flatMap((e) => {
+        const m = this.autogradMappings.get(e.name);
+        return m ? [{ name: e.name, loc: e.loc, fn: e.fn, ...m }] : [];
+      }),
+      custom,
+    );
+
     if (backend === null) return null;
     return {
+      custom,
+      autogradBackward: new Map(autogradBackward.map((b) => [b.op, b.backward])),
       file: this.file,
       backend,
       autogradKey: `Autograd${backend}`,
@@ -538,6 +563,18 @@ class Checker {
       fallback,
       dtypes,
       keyLocs,
+    };
+  }
+
+  /** What custom.ts needs of this checker. */
+  private readerContext(device: string): ReaderContext {
+    return {
+      device,
+      locOf: (n) => this.locOf(n),
+      error: (l, m) => this.error(l, m),
+      warn: (l, m) => this.warn(l, m),
+      str: (n) => pyyamlString(n),
+      atenHasBase: (base) => this.catalog.byName.has(base) || this.ix.overloads.has(base),
     };
   }
 
@@ -696,6 +733,14 @@ class Checker {
     for (const item of node.items) {
       if (isAlias(item)) continue;
       const loc = this.locOf(item);
+      if (key === "autograd" && isMap(item)) {
+        const m = readAutogradMapping(this.readerContext(""), item);
+        if (m) {
+          this.autogradMappings.set(m.name, { backward: m.backward, backwardLoc: m.backwardLoc });
+          named.push({ name: m.name, loc: m.loc });
+        }
+        continue;
+      }
       const name = pyyamlString(item);
       if (name === null) {
         const example = isMap(item) ? " (a `key: value` line where an op name was expected?)" : "";

@@ -14,6 +14,7 @@
  */
 import type { NativeFunction } from "../model/types.js";
 import type { Diagnostic, SourceLoc } from "../util/errors.js";
+import type { CustomOp } from "./custom.js";
 
 /**
  * Dispatch keys an out-of-tree backend may register kernels for. torchgen
@@ -139,6 +140,16 @@ export interface BackendConfig {
    * tests its default set).
    */
   readonly dtypes: readonly Dtype[] | null;
+  /** `custom:` vendor operators in file order (src/backend/custom.ts). */
+  readonly custom: readonly CustomOp[];
+  /**
+   * `autograd:` entries written as mappings, `{op: ..., backward: <kernel>}`:
+   * op name -> the kernel of the custom operator that computes its gradients
+   * (Note [Backward convention] in custom.ts), or null (backward raises).
+   * These get a generated autograd Function; an entry written as a plain name
+   * keeps torchgen's meaning (Note [Autograd entries are Functions]).
+   */
+  readonly autogradBackward: ReadonlyMap<string, string | null>;
   /** Where each top-level key is written, for later passes that want to cite it. */
   readonly keyLocs: ReadonlyMap<string, SourceLoc>;
   /** Problems that do not stop generation (duplicates, defaults worth knowing). */

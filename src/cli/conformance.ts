@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { availableParallelism, totalmem } from "node:os";
 import type { Command } from "commander";
 import { mergeReports, missingShards, parseReport } from "../conformance/aggregate.js";
+import { hasCustomOps, runCustomOps } from "../conformance/custom.js";
 import {
   DiffInputError,
   diffReports,
@@ -143,7 +144,15 @@ export function registerConformanceCommands(program: Command): void {
         markdown: f.markdown,
         quiet: Boolean(f.quiet),
       });
+      // Custom operators against their references (issue 14): once per run, not per shard.
+      let customFailed = 0;
+      if (!f.faults && (!f.shard || f.shard.startsWith("1/")) && hasCustomOps(dir)) {
+        customFailed = await runCustomOps({ projectDir: dir, python: f.python, manifest: f.manifest, quiet: f.quiet });
+      }
       if (f.failOnProblems) checkOutcome(report);
+      if (f.failOnProblems && customFailed > 0) {
+        throw new UserError(`conformance: ${customFailed} custom operator check(s) failed`);
+      }
     });
 
   const report = program.command("report").description("work with conformance reports");

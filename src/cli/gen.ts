@@ -45,6 +45,13 @@ export function registerGenCommands(program: Command): void {
         else process.stdout.write(`${writeSummary(r, mode, what).join("\n")}\n`);
       };
       report(g.result, "gen");
+      if (!opts.json) {
+        // The autograd report (Note [Gradient sources] in src/dest/gradients.ts).
+        const { gradientReport, gradientSummary } = await import("../dest/gradients.js");
+        const grads = gradientReport(g.plan, g.catalog);
+        for (const w of grads.warnings) process.stderr.write(`${formatDiagnostic(w)}\n`);
+        process.stdout.write(`${gradientSummary(grads)}\n`);
+      }
       if (g.stubs) report(g.stubs, "stubs");
       for (const p of g.kernelProblems) process.stderr.write(`${formatDiagnostic(p)}\n`);
       const stale = mode.check && g.result.files.some((f) => f.status === "created" || f.status === "updated");

@@ -9,8 +9,9 @@
  */
 import type { BackendConfig } from "../backend/types.js";
 import type { NativeFunction, OperatorCatalog } from "../model/types.js";
-import { assertNever } from "../util/errors.js";
+import { assertNever, formatDiagnostic } from "../util/errors.js";
 import { cmp } from "../vocab.js";
+import { type GradientReport, gradientReport } from "./gradients.js";
 import { buildPlan } from "./plan.js";
 
 export type Fate = "decomposes" | "composite-kernel" | "cpu-fallback" | "not-implemented";
@@ -29,6 +30,12 @@ export interface CoverageReport {
   readonly registeredTotal: number;
   /** Every operator of the installed torch that is neither registered nor composite (falls back, or fails with fallback: none). */
   readonly cpuFallback: readonly string[];
+  /** Where each served operator's gradient comes from (Note [Gradient sources] in src/dest/gradients.ts). */
+  readonly autograd: {
+    readonly counts: GradientReport["counts"];
+    readonly ops: GradientReport["ops"];
+    readonly warnings: readonly string[];
+  };
 }
 
 /** What happens at run time to an operator the backend does not register (`fallback:` decides the last case). */
@@ -70,6 +77,7 @@ export function computeCoverage(config: BackendConfig, catalog: OperatorCatalog)
     if (isCore) missing.push({ name, fate });
     if (fate === "cpu-fallback" || fate === "not-implemented") cpuFallback.push(name);
   }
+  const grads = gradientReport(plan, catalog);
   const byName = (a: { name: string }, b: { name: string }) => cmp(a.name, b.name);
   coveredOps.sort(byName);
   missing.sort(byName);
@@ -82,6 +90,7 @@ export function computeCoverage(config: BackendConfig, catalog: OperatorCatalog)
     core: { total: coveredOps.length + missing.length, covered: coveredOps.length, coveredOps, missing },
     registeredTotal: registered.size,
     cpuFallback,
+    autograd: { counts: grads.counts, ops: grads.ops, warnings: grads.warnings.map(formatDiagnostic) },
   };
 }
 
@@ -117,5 +126,11 @@ export function formatCoverageTable(c: CoverageReport, opts: { all: boolean }): 
   lines.push("");
   const what = c.fallback === "cpu" ? "would fall back to CPU" : "would raise (no fallback)";
   lines.push(`operators of this torch that ${what}: ${c.cpuFallback.length} (--json lists them)`);
+  const g = c.autograd.counts;
+  lines.push(
+    `gradients: ${g["derivatives.yaml"]} from derivatives.yaml, ${g.composite} composite, ${g.vendor} from the ` +
+      `vendor's autograd, ${g.nowhere} with none (--json lists each)`,
+  );
+  for (const w of c.autograd.warnings) lines.push(`  ${w}`);
   return `${lines.join("\n")}\n`;
 }

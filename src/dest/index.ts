@@ -8,9 +8,11 @@ import path from "node:path";
 import type { BackendConfig } from "../backend/types.js";
 import type { OperatorCatalog } from "../model/types.js";
 import type { OutputFile } from "../write/files.js";
+import { emitAutogradFunctions } from "./autograd.js";
 import { emitHeader, headerFileName } from "./header.js";
 import { buildManifest, emitManifest } from "./manifest.js";
 import { buildPlan, type Plan } from "./plan.js";
+import { emitOpsModule } from "./python.js";
 import { registerModels } from "./register.js";
 import { render } from "./templates.js";
 
@@ -36,10 +38,14 @@ export function generateFromPlan(plan: Plan): OutputFile[] {
       content: render("Register.cpp.hbs", { ...model, banner: b, backend: c.backend, headerName }),
     });
   }
+  const fns = emitAutogradFunctions(plan, headerName, b);
+  if (fns !== null) files.push({ path: "AutogradFunctions.cpp", content: fns });
+  if (c.custom.length > 0) files.push({ path: "ops.py", content: emitOpsModule(plan, b) });
   files.push({ path: "op_manifest.json", content: emitManifest(buildManifest(plan)) });
   return files;
 }
 
+export { type GradientReport, gradientReport, gradientSummary } from "./gradients.js";
 export type { KernelDecl, Plan, Registration, ServedBy } from "./plan.js";
 export { buildPlan } from "./plan.js";
 export { emitKernelStubs } from "./stubs.js";

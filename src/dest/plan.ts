@@ -33,6 +33,7 @@ import { groupFunctions, hasSymInt, isTensorLike, schemaKind } from "../model/ca
 import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog, SchemaKind } from "../model/types.js";
 import { assertNever } from "../util/errors.js";
 import { cmp } from "../vocab.js";
+import { customDeclarations, wrappedAutograd } from "./autograd.js";
 
 export type ServedBy = "kernel" | "derived_out" | "derived_inplace" | "derived_functional" | "autograd";
 
@@ -120,11 +121,13 @@ function planKey(
   config: BackendConfig,
   catalog: OperatorCatalog,
   dispatchKey: string,
-  autograd: boolean,
+  autogradOps: ReadonlySet<string>,
   skipped: Map<string, string>,
 ): KeyPlan {
+  const autograd = dispatchKey !== config.backend;
   const kernels = new Map<string, KernelDecl>();
-  for (const e of entries) if (!kernels.has(e.name)) kernels.set(e.name, kernelDecl(e, config, autograd));
+  for (const e of entries)
+    if (!kernels.has(e.name)) kernels.set(e.name, kernelDecl(e, config, autogradOps.has(e.name)));
 
   const regs: Registration[] = [];
   const add = (f: NativeFunction, servedBy: ServedBy, kernel: KernelDecl, derivation: Derivation | null) => {
@@ -134,8 +137,8 @@ function planKey(
       f,
       kind: schemaKind(f.func),
       dispatchKey,
-      autograd,
-      servedBy: autograd && servedBy === "kernel" ? "autograd" : servedBy,
+      autograd: kernel.autograd,
+      servedBy: kernel.autograd && servedBy === "kernel" ? "autograd" : servedBy,
       kernel,
       derivation,
     });
@@ -331,13 +334,25 @@ export function kernelsOf(plan: Plan): KernelDecl[] {
 
 export function buildPlan(config: BackendConfig, catalog: OperatorCatalog): Plan {
   const skipped = new Map<string, string>();
-  const backendEntries = [...config.supported, ...config.fullCodegen];
-  const backend = planKey(backendEntries, config, catalog, config.backend, false, skipped);
-  const autograd =
-    config.autograd.length > 0 ? planKey(config.autograd, config, catalog, config.autogradKey, true, skipped) : null;
+  // Autograd entries that get a Function have their kernels on the backend
+  // key (Note [Autograd entries are Functions] in autograd.ts).
+  const wrapped = wrappedAutograd(config);
+  const backendEntries = [
+    ...config.supported,
+    ...config.fullCodegen,
+    ...config.autograd.filter((e) => wrapped.has(e.name)),
+  ];
+  const backend = planKey(backendEntries, config, catalog, config.backend, wrapped, skipped);
+  const direct = config.autograd.filter((e) => !wrapped.has(e.name));
+  const all = new Set(direct.map((e) => e.name));
+  const autograd = direct.length > 0 ? planKey(direct, config, catalog, config.autogradKey, all, skipped) : null;
   // Default sort compares UTF-16 code units, like Python's sorted() on these ASCII strings.
   const uniqSorted = (xs: readonly KernelDecl[]) => [...new Set(xs.map((k) => k.declaration))].sort();
-  const declarations = [...uniqSorted(backend.kernels), ...(autograd ? uniqSorted(autograd.kernels) : [])];
+  const declarations = [
+    ...uniqSorted(backend.kernels.filter((k) => !k.autograd)),
+    ...uniqSorted([...backend.kernels.filter((k) => k.autograd), ...(autograd?.kernels ?? [])]),
+    ...customDeclarations(config),
+  ];
   const runtime = config.runtime.map((e) => e.fn).sort((a, b) => cmp(a.name, b.name));
   const coreTotal = catalog.functions.filter((f) => f.tags.includes("core")).length;
   return { config, backend, autograd, declarations, skipped, runtime, torchVersion: catalog.torchVersion, coreTotal };

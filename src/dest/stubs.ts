@@ -4,9 +4,11 @@
  * naming the operator.
  */
 import { printCType } from "../api/ctype.js";
-import type { DispatcherSignature } from "../api/dispatcher.js";
+import { DispatcherSignature } from "../api/dispatcher.js";
+import { callArguments, isPlainTensor } from "../backend/custom.js";
 import type { BackendConfig } from "../backend/types.js";
 import { printSchema, unambiguousName } from "../model/catalog.js";
+import { parseSchema, printArgument, printBaseOperatorName } from "../model/schema.js";
 import { assertNever } from "../util/errors.js";
 import { cmp } from "../vocab.js";
 import type { OutputFile } from "../write/files.js";
@@ -49,7 +51,11 @@ function stubIncludes(config: BackendConfig, headerName: string): string[] {
  * not in `defined` (src/impl finds the definitions). Files are create-only:
  * the writer never overwrites one.
  */
-export function emitKernelStubs(plan: Plan, defined: ReadonlySet<string>): OutputFile[] {
+export function emitKernelStubs(
+  plan: Plan,
+  defined: ReadonlySet<string>,
+  definedNames: ReadonlySet<string> = new Set(),
+): OutputFile[] {
   const config = plan.config;
   const includes = stubIncludes(config, headerFileName(plan));
   const out: OutputFile[] = [];
@@ -69,5 +75,64 @@ export function emitKernelStubs(plan: Plan, defined: ReadonlySet<string>): Outpu
       }),
     });
   }
+  // Custom operators' kernels, and the backward an autograd: mapping entry
+  // lacks (Note [Backward convention] in src/backend/custom.ts); a function
+  // of that name defined anywhere counts as defined.
+  for (const w of customStubs(config)) {
+    if (definedNames.has(w.sig.name) || seen.has(`custom:${w.sig.name}`)) continue;
+    seen.add(`custom:${w.sig.name}`);
+    out.push({
+      path: `${w.sig.name}.cpp`,
+      createOnly: true,
+      content: render("kernel_stub.cpp.hbs", {
+        device: config.device,
+        schemas: [...w.schemaLines],
+        includes,
+        cppNamespace: config.cppNamespace,
+        kernels: [{ signature: stubSignature(config, w.sig), op: w.op, device: config.device }],
+      }),
+    });
+  }
   return out.sort((a, b) => cmp(a.path, b.path));
+}
+
+/**
+ * Stubs beyond the aten kernels: every custom operator's kernel, and for an
+ * `autograd:` mapping entry without a backward, the backward kernel it would
+ * name, `<op>_autograd_backward` (aten has its own `<op>_backward` kernels),
+ * with the signature of Note [Backward convention] and, in its comment, the
+ * custom: entry to add.
+ */
+function customStubs(config: BackendConfig): { sig: DispatcherSignature; op: string; schemaLines: string[] }[] {
+  const flags = { symint: false, constRefForMutable: false, iListRef: false };
+  const out: { sig: DispatcherSignature; op: string; schemaLines: string[] }[] = config.custom.map((o) => ({
+    sig: new DispatcherSignature(o.func, flags, o.kernel),
+    op: `${config.device}::${o.name}`,
+    schemaLines: [`${config.device}::${o.schema}`],
+  }));
+  for (const e of config.autograd) {
+    if (!config.autogradBackward.has(e.name) || config.autogradBackward.get(e.name) !== null) continue;
+    const fwd = e.fn.func;
+    const over = fwd.name.overloadName ? `_${fwd.name.overloadName}` : "";
+    const base = `${printBaseOperatorName(fwd.name.name)}${over}_autograd_backward`;
+    const nGrads = fwd.returns.filter((r) => isPlainTensor(r.type)).length;
+    const args = [
+      ...Array.from({ length: nGrads }, (_, i) => `Tensor grad${nGrads > 1 ? i : ""}`),
+      ...callArguments(fwd).map((a) => printArgument({ ...a, default: null })),
+    ];
+    const nIn = callArguments(fwd).filter((a) => isPlainTensor(a.type)).length;
+    const rets = nIn === 1 ? "Tensor" : `(${Array(nIn).fill("Tensor").join(", ")})`;
+    const schema = `${base}(${args.join(", ")}) -> ${rets}`;
+    out.push({
+      sig: new DispatcherSignature(parseSchema(schema), flags, base),
+      op: `backward of ${e.name}`,
+      schemaLines: [
+        `${config.device}::${schema}`,
+        `the backward of ${e.name}: add to backend.yaml`,
+        `  custom: [{func: "${schema}", kernel: ${base}}]`,
+        `  autograd: [{op: ${e.name}, backward: ${base}}]`,
+      ],
+    });
+  }
+  return out;
 }

@@ -768,5 +768,6 @@ export interface StubOptions {
 /** `gen --stubs DIR`: a stub per declared kernel that no source under `existingDirs` defines yet. */
 export function kernelStubs(plan: Plan, opts: StubOptions = {}): OutputFile[] {
   const files = (opts.existingDirs ?? []).flatMap(sourceFiles);
-  return emitKernelStubs(plan, definedOps(plan, findDefinitions(files, plan.config).definitions));
+  const defs = findDefinitions(files, plan.config).definitions;
+  return emitKernelStubs(plan, definedOps(plan, defs), new Set(defs.map((d) => d.name)));
 }

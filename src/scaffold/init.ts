@@ -123,6 +123,12 @@ export interface ScaffoldVars {
   readonly supported: string;
   /** backend.yaml's `runtime:` entries (the copied runtime's own operators), one `  - op` line each. */
   readonly runtime: string;
+  /**
+   * The reference backend.yaml's closing `autograd:` and `custom:` sections,
+   * as written (Note [Reference autograd and custom operators] there), for a
+   * CPU project; empty for a kind whose kernel library lacks their kernels.
+   */
+  readonly autograd_sections: string;
 }
 
 export interface InitResult {
@@ -188,6 +194,7 @@ export function scaffoldVars(
     runtime: referenceYaml()
       .runtime.map((op) => `  - ${op}`)
       .join("\n"),
+    autograd_sections: DEVICE_OPS[kind] === null ? referenceAutogradSections() : "",
   };
 }
 
@@ -219,13 +226,31 @@ export function referenceOps(set: KernelSet): string[] {
   return referenceYaml().supported;
 }
 
+/**
+ * The reference backend.yaml from its `autograd:` key to the end, with the
+ * comment block that introduces it: the sections a project copies as they
+ * are (Note [Reference autograd and custom operators] in that file).
+ */
+export function referenceAutogradSections(): string {
+  const lines = readFileSync(path.join(referenceRoot(), "backend.yaml"), "utf8").split("\n");
+  let start = lines.findIndex((l) => l.startsWith("autograd:"));
+  if (start < 0) return "";
+  while (start > 0 && lines[start - 1]!.startsWith("#")) start--;
+  return lines.slice(start).join("\n").trimEnd();
+}
+
 /** backends/ref/backend.yaml's op lists. */
-function referenceYaml(): { supported: string[]; runtime: string[] } {
+function referenceYaml(): { supported: string[]; runtime: string[]; autograd: string[] } {
   const yaml = YAML.parse(readFileSync(path.join(referenceRoot(), "backend.yaml"), "utf8")) as {
     supported?: string[];
     runtime?: string[];
+    autograd?: (string | { op: string })[];
   };
-  return { supported: [...(yaml.supported ?? [])], runtime: [...(yaml.runtime ?? [])] };
+  return {
+    supported: [...(yaml.supported ?? [])],
+    runtime: [...(yaml.runtime ?? [])],
+    autograd: (yaml.autograd ?? []).map((e) => (typeof e === "string" ? e : e.op)),
+  };
 }
 
 /**
@@ -233,9 +258,11 @@ function referenceYaml(): { supported: string[]; runtime: string[] } {
  * kind with its own op list (DEVICE_OPS), those of the set it covers.
  */
 export function kernelSetOps(set: KernelSet, kind: DeviceKind): string[] {
-  const ops = referenceOps(set);
   const file = DEVICE_OPS[kind];
-  if (file === null) return ops;
+  if (file === null) return referenceOps(set);
+  // A kind without the autograd: and custom: sections (ScaffoldVars
+  // autograd_sections) lists the aten operators of `autograd:` as supported.
+  const ops = set === "all" ? [...referenceOps(set), ...referenceYaml().autograd] : referenceOps(set);
   const covered = new Set(
     readFileSync(path.join(referenceRoot(), file), "utf8")
       .split("\n")

@@ -106,7 +106,7 @@ const invalid: [string, { given: string; want: string[] }][] = [
     {
       given: y("- add.Tensor", "- mul.Tensor"),
       want: [
-        "backend.yaml:1:1: the top level is a list; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime)",
+        "backend.yaml:1:1: the top level is a list; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom)",
       ],
     },
   ],
@@ -115,7 +115,7 @@ const invalid: [string, { given: string; want: string[] }][] = [
     {
       given: y("PrivateUse1"),
       want: [
-        'backend.yaml:1:1: the top level is the string "PrivateUse1"; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime)',
+        'backend.yaml:1:1: the top level is the string "PrivateUse1"; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom)',
       ],
     },
   ],
@@ -334,10 +334,10 @@ const invalid: [string, { given: string; want: string[] }][] = [
     {
       given: y(...HEAD, "suported:", "  - add.Tensor", "cpp_namspace: x", "extra_headers: [foo.h]", "zzz: 1"),
       want: [
-        'backend.yaml:4:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime',
-        'backend.yaml:6:1: unknown key "cpp_namspace"; did you mean "cpp_namespace"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime',
-        'backend.yaml:7:1: unknown key "extra_headers"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime',
-        'backend.yaml:8:1: unknown key "zzz"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime',
+        'backend.yaml:4:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
+        'backend.yaml:6:1: unknown key "cpp_namspace"; did you mean "cpp_namespace"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
+        'backend.yaml:7:1: unknown key "extra_headers"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
+        'backend.yaml:8:1: unknown key "zzz"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
       ],
     },
   ],
@@ -448,13 +448,13 @@ const invalid: [string, { given: string; want: string[] }][] = [
         "supported: *d",
       ),
       want: [
-        'backend.yaml:4:1: unknown key "x"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime',
+        'backend.yaml:4:1: unknown key "x"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
         "backend.yaml:4:7: YAML anchor &a (used by 9 aliases, line 5) is not allowed; write values out in full, without & and *",
-        'backend.yaml:5:1: unknown key "x1"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime',
+        'backend.yaml:5:1: unknown key "x1"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
         "backend.yaml:5:8: YAML anchor &b (used by 9 aliases, line 6) is not allowed; write values out in full, without & and *",
-        'backend.yaml:6:1: unknown key "x2"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime',
+        'backend.yaml:6:1: unknown key "x2"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
         "backend.yaml:6:8: YAML anchor &c (used by 9 aliases, line 7) is not allowed; write values out in full, without & and *",
-        'backend.yaml:7:1: unknown key "x3"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime',
+        'backend.yaml:7:1: unknown key "x3"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
         "backend.yaml:7:8: YAML anchor &d (used by 1 alias, line 8) is not allowed; write values out in full, without & and *",
       ],
     },
@@ -971,7 +971,7 @@ describe("fixtures", () => {
       `${f}:5:9: device "cpu" is a device torch already has; choose a new lower-case name like mychip`,
       `${f}:6:11: fallback "maybe" is not a fallback policy; use cpu or none`,
       `${f}:7:15: device_guard is the string "sometimes"; it must be true or false`,
-      `${f}:8:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime`,
+      `${f}:8:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom`,
       `${f}:12:5: supported entry "add" is not an operator: it has only named overloads; list each you implement: add.Scalar, add.Scalar_out, add.Tensor, add.out`,
       `${f}:14:5: supported entry is the number 7; entries are operator names as strings, like add.Tensor`,
       `${f}:15:5: supported entry "sigmoid.Tensor" is not an operator of torch ${catalog.torchVersion}; sigmoid has: sigmoid, sigmoid.out`,

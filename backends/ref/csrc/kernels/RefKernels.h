@@ -602,6 +602,19 @@ refkStatus refkGruCellBackward(const refkContext* ctx, const refkTensor* grad_in
                                const refkTensor* grad_hidden_gates, const refkTensor* grad_hx,
                                const refkTensor* grad_hy, const refkTensor* workspace);
 
+// ---- fused activations: the kernels of backend.yaml's autograd: and custom:
+// entries (issue 14). Kept in a block of their own.
+
+// out = gelu(in + bias), the sum rounded to the dtype first (as eager's
+// gelu(self + bias)); bias broadcast to in's shape (stride 0), or no bias
+// when bias is NULL. `tanh` selects the tanh approximation. Floating
+// dtypes, all operands of one dtype.
+refkStatus refkBiasGelu(const refkContext* ctx, const refkTensor* out, const refkTensor* in, const refkTensor* bias,
+                        int32_t tanh);
+// grad_in = grad * gelu'(in + bias), same conventions (grad has in's shape).
+refkStatus refkBiasGeluBackward(const refkContext* ctx, const refkTensor* grad_in, const refkTensor* grad,
+                                const refkTensor* in, const refkTensor* bias, int32_t tanh);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

@@ -95,4 +95,12 @@ refkStatus refkGruCellBackward(const refkContext*, const refkTensor*, const refk
   return not_implemented("refkGruCellBackward");
 }
 
+refkStatus refkBiasGelu(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int32_t) {
+  return not_implemented("refkBiasGelu");
+}
+refkStatus refkBiasGeluBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
+                                const refkTensor*, int32_t) {
+  return not_implemented("refkBiasGeluBackward");
+}
+
 }  // extern "C"

@@ -1,0 +1,193 @@
+"""Conformance of a backend's custom operators (backend.yaml `custom:`,
+issue 14): each is called on the device and its Python reference
+(``<package>.ops.REFERENCES``, the YAML's `reference:`) on CPU with the same
+inputs, and must agree in
+
+- errors: both raise or neither does;
+- values, dtype, shape (the tolerances of each result's dtype, as `values`);
+- gradients: of every floating Tensor input, through the operator's autograd
+  (the generated Function and its backward operator) against autograd
+  through the reference, in float32 and float64.
+
+Samples: the entry's `samples:` (``<package>.ops.SAMPLES[name](dtype)``, a
+list of ``(args, kwargs)``), else made from the schema: every Tensor
+argument a 2-d tensor of one shape, defaults left alone.
+
+``python -m opgen_conformance custom --package P --device D [--json]``
+prints one line per (operator, dtype) and exits 1 when any fails.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from typing import Any, Callable
+
+import torch
+from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
+
+from .checks import DEFAULT_TOL
+
+DTYPES = (torch.float32, torch.float64, torch.bfloat16)
+
+
+def _schema_samples(schema: torch._C.FunctionSchema, dtype: torch.dtype) -> list[tuple[tuple, dict]]:
+    gen = torch.Generator().manual_seed(0)
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for a in schema.arguments:
+        if a.has_default_value():
+            continue
+        t = str(a.type)
+        if t == "Tensor":
+            v: Any = torch.randn(3, 4, generator=gen, dtype=torch.float64).to(dtype)
+        elif t == "int":
+            v = 1
+        elif t == "float":
+            v = 0.5
+        elif t == "bool":
+            v = False
+        else:
+            return []
+        if a.kwarg_only:
+            kwargs[a.name] = v
+        else:
+            args.append(v)
+    return [(tuple(args), kwargs)]
+
+
+def _to(tree: Any, device: str) -> Any:
+    return tree_map(lambda x: x.detach().clone().to(device) if isinstance(x, torch.Tensor) else x, tree)
+
+
+def _tensors(out: Any) -> list[torch.Tensor]:
+    return [x for x in tree_flatten(out)[0] if isinstance(x, torch.Tensor)]
+
+
+def _close(d: torch.Tensor, c: torch.Tensor, scale: float = 1.0) -> str | None:
+    rtol, atol = DEFAULT_TOL.get(c.dtype, (0.0, 0.0))
+    try:
+        torch.testing.assert_close(d.detach().cpu(), c.detach(), rtol=rtol * scale, atol=atol * scale, equal_nan=True)
+    except AssertionError as e:
+        return str(e).strip().splitlines()[0] if str(e).strip() else "differs"
+    return None
+
+
+def _call(f: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+    try:
+        return f(), None
+    except Exception as e:  # noqa: BLE001 - any error is a verdict
+        return None, e
+
+
+def check_sample(op: Any, ref: Callable, args: tuple, kwargs: dict, device: str) -> list[str]:
+    """The problems of one sample (empty: it passes)."""
+    problems: list[str] = []
+    cargs, ckw = _to(args, "cpu"), _to(kwargs, "cpu")
+    dargs, dkw = _to(args, device), _to(kwargs, device)
+    cout, cerr = _call(lambda: ref(*cargs, **ckw))
+    dout, derr = _call(lambda: op(*dargs, **dkw))
+    if (cerr is None) != (derr is None):
+        which = f"the device raised {type(derr).__name__}: {derr}" if derr else f"only the reference raised {type(cerr).__name__}"
+        return [f"errors: {which}"[:300]]
+    if cerr is not None:
+        return []
+    ct, dt = _tensors(cout), _tensors(dout)
+    if len(ct) != len(dt):
+        return [f"returns {len(dt)} tensors, the reference {len(ct)}"]
+    for i, (c, d) in enumerate(zip(ct, dt)):
+        if d.dtype != c.dtype:
+            problems.append(f"result {i}: dtype {d.dtype}, the reference's {c.dtype}")
+        elif d.shape != c.shape:
+            problems.append(f"result {i}: shape {tuple(d.shape)}, the reference's {tuple(c.shape)}")
+        elif d.device.type != device:
+            problems.append(f"result {i} is on {d.device}, not {device}")
+        else:
+            why = _close(d, c)
+            if why:
+                problems.append(f"result {i}: {why}")
+    if problems:
+        return problems
+    # gradients
+    flat, spec = tree_flatten((cargs, ckw))
+    idx = [i for i, v in enumerate(flat) if isinstance(v, torch.Tensor) and v.dtype in (torch.float32, torch.float64)]
+    if not idx:
+        return []
+
+    def leaves(vals: list) -> list:
+        out = list(vals)
+        for i in idx:
+            out[i] = out[i].detach().requires_grad_(True)
+        return out
+
+    cl = leaves(flat)
+    ca, ck = tree_unflatten(cl, spec)
+    couts = [o for o in _tensors(ref(*ca, **ck)) if o.requires_grad]
+    if not couts:
+        return []
+    gen = torch.Generator().manual_seed(1)
+    gos = [torch.randn(o.shape, dtype=o.dtype, generator=gen) for o in couts]
+    cg = torch.autograd.grad(couts, [cl[i] for i in idx], gos, allow_unused=True)
+    dl = leaves(tree_flatten((dargs, dkw))[0])
+    da, dk = tree_unflatten(dl, spec)
+    douts = [o for o in _tensors(op(*da, **dk)) if o.requires_grad]
+    if len(douts) != len(couts):
+        return ["gradients: the device outputs do not require grad; autograd is not wired for this operator"]
+    dg, err = _call(
+        lambda: torch.autograd.grad(douts, [dl[i] for i in idx], [g.to(device) for g in gos], allow_unused=True)
+    )
+    if err is not None:
+        return [f"gradients: the device backward raised {type(err).__name__}: {str(err).strip()[:200]}"]
+    for k, (c, d) in enumerate(zip(cg, dg)):
+        if (c is None) != (d is None):
+            problems.append(f"gradients: grad of input {k} {'missing' if d is None else 'unexpected'}")
+        elif c is not None:
+            why = _close(d, c, scale=10.0)
+            if why:
+                problems.append(f"gradients: grad of input {k}: {why}")
+    return problems
+
+
+def run(package: str, device: str) -> list[dict]:
+    pkg = importlib.import_module(package)
+    try:
+        ops = importlib.import_module(f"{package}.ops")
+    except ImportError:
+        return []
+    del pkg
+    results = []
+    samples_of = getattr(ops, "SAMPLES", {})
+    for name, ref in sorted(ops.REFERENCES.items()):
+        base, _, overload = name.partition(".")
+        op = getattr(getattr(torch.ops, device), base)
+        op = getattr(op, overload or "default")
+        for dtype in DTYPES:
+            made = samples_of.get(name)
+            samples = made(dtype) if made else _schema_samples(op._schema, dtype)
+            problems: list[str] = []
+            for k, (args, kwargs) in enumerate(samples):
+                problems += [f"sample {k}: {p}" for p in check_sample(op, ref, args, kwargs, device)]
+            results.append(
+                {
+                    "op": f"{device}::{name}",
+                    "dtype": str(dtype).replace("torch.", ""),
+                    "samples": len(samples),
+                    "status": "fail" if problems else ("pass" if samples else "skip"),
+                    "problems": problems,
+                }
+            )
+    return results
+
+
+def main(package: str, device: str, as_json: bool) -> int:
+    results = run(package, device)
+    if as_json:
+        print(json.dumps(results, indent=2))
+    else:
+        for r in results:
+            line = f"{r['status']:4} {r['op']} {r['dtype']} ({r['samples']} samples)"
+            print(line + ("".join(f"\n       {p}" for p in r["problems"])))
+        n = sum(r["status"] == "fail" for r in results)
+        print(f"custom operators: {len(results) - n} passed, {n} failed", file=sys.stderr)
+    return 1 if any(r["status"] == "fail" for r in results) else 0

@@ -1,0 +1,61 @@
+/**
+ * `opgen-backend test`, custom operators (issue 14): when the project declares
+ * `custom:` operators (gen wrote csrc/generated/ops.py), the Python runner
+ * checks each against its reference implementation: errors, values, dtypes,
+ * shapes and gradients (python/opgen_conformance/custom.py). Run after the
+ * aten conformance run, in the same Python; its lines go to the terminal and
+ * a failure fails the command like a failed check.
+ */
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { execa } from "execa";
+import { resolvePython } from "../torch/discover.js";
+import { UserError } from "../util/errors.js";
+import { pythonEnv } from "./driver.js";
+import { readManifest } from "./select.js";
+
+export interface CustomOpsOptions {
+  readonly projectDir: string;
+  readonly python?: string;
+  readonly manifest?: string;
+  readonly quiet?: boolean;
+}
+
+/** Whether the project has custom operators to check (gen wrote their Python module). */
+export function hasCustomOps(projectDir: string): boolean {
+  return existsSync(path.join(path.resolve(projectDir), "csrc", "generated", "ops.py"));
+}
+
+/** Runs the custom-operator checks; returns how many (operator, dtype) pairs failed. */
+export async function runCustomOps(opts: CustomOpsOptions): Promise<number> {
+  const project = path.resolve(opts.projectDir);
+  const manifest = readManifest(
+    path.resolve(opts.manifest ?? path.join(project, "csrc", "generated", "op_manifest.json")),
+  );
+  const python = resolvePython(opts.python);
+  const r = await execa(
+    python,
+    ["-m", "opgen_conformance", "custom", "--package", manifest.python_package, "--device", manifest.device, "--json"],
+    { env: pythonEnv(), reject: false },
+  );
+  if (r.exitCode !== 0 && r.exitCode !== 1) {
+    const last = String(r.stderr).trim().split("\n").slice(-5).join("\n");
+    throw new UserError(`the custom-operator checks could not run with Python '${python}':\n${last}`);
+  }
+  const results = JSON.parse(String(r.stdout)) as {
+    op: string;
+    dtype: string;
+    samples: number;
+    status: string;
+    problems: string[];
+  }[];
+  const failed = results.filter((x) => x.status === "fail");
+  if (!opts.quiet) {
+    for (const x of results) {
+      process.stdout.write(`custom ${x.status.padEnd(4)} ${x.op} ${x.dtype} (${x.samples} samples)\n`);
+      for (const p of x.problems) process.stdout.write(`       ${p}\n`);
+    }
+    process.stdout.write(`custom operators: ${results.length - failed.length} passed, ${failed.length} failed\n`);
+  }
+  return failed.length;
+}

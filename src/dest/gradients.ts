@@ -1,0 +1,108 @@
+/**
+ * The autograd report (issue 14): for every operator the backend serves,
+ * where its gradient comes from. `gen` prints the one-line summary and the
+ * warnings; `coverage --json` carries the per-op detail.
+ *
+ * Note [Gradient sources]: an overload served on the device gets its
+ * gradient from
+ * - `vendor`: the vendor's own autograd, an `autograd:` entry (a generated
+ *   Function, Note [Autograd entries are Functions]; `backward` names its
+ *   backward kernel, null when it raises), or a kernel registered on
+ *   Autograd<Key> as torchgen does (the kernel records autograd itself);
+ * - `derivatives.yaml`: PyTorch's formula, run by VariableType over the
+ *   device's kernels;
+ * - `composite`: an unregistered CompositeImplicitAutograd overload
+ *   decomposes, and its gradient is its parts';
+ * - `nowhere`: none. Notably a kernel registered for a
+ *   CompositeImplicitAutograd overload: the dispatcher then uses the
+ *   kernel below autograd and the decomposition nowhere, and derivatives.yaml
+ *   has no formula for it, so gradients silently stop (a warning says so,
+ *   unless the overload is listed under autograd:).
+ * out= overloads (not differentiable in PyTorch) and overloads that return
+ * no tensor are not listed.
+ */
+import type { BackendConfig } from "../backend/types.js";
+import { isTensorLike } from "../model/catalog.js";
+import { schemaKind } from "../model/schema.js";
+import type { OperatorCatalog } from "../model/types.js";
+import type { Diagnostic } from "../util/errors.js";
+import type { Plan } from "./plan.js";
+
+export type GradientSource = "vendor" | "derivatives.yaml" | "composite" | "nowhere";
+
+export interface GradientEntry {
+  readonly name: string;
+  readonly source: GradientSource;
+  /** For `vendor` from a generated Function: the backward kernel, or null (raises). */
+  readonly backward?: string | null;
+}
+
+export interface GradientReport {
+  readonly counts: Readonly<Record<GradientSource, number>>;
+  readonly ops: readonly GradientEntry[];
+  readonly warnings: readonly Diagnostic[];
+}
+
+export function gradientReport(plan: Plan, catalog: OperatorCatalog): GradientReport {
+  const c: BackendConfig = plan.config;
+  const autogradLoc = new Map(c.autograd.map((e) => [e.name, e.loc]));
+  const ops: GradientEntry[] = [];
+  const warnings: Diagnostic[] = [];
+  const seen = new Set<string>();
+  const regs = [...plan.backend.registrations, ...(plan.autograd?.registrations ?? [])];
+  const served = [...regs.map((r) => r.f), ...plan.runtime];
+  for (const f of served) {
+    if (seen.has(f.name)) continue;
+    seen.add(f.name);
+    if (schemaKind(f.func) === "out" || !f.func.returns.some((r) => isTensorLike(r.type))) continue;
+    if (c.autogradBackward.has(f.name)) {
+      ops.push({ name: f.name, source: "vendor", backward: c.autogradBackward.get(f.name) ?? null });
+    } else if (autogradLoc.has(f.name)) {
+      ops.push({ name: f.name, source: "vendor" });
+    } else if (
+      catalog.derivatives.has(f.name) ||
+      // VariableType gives an inplace overload its functional's formula.
+      (schemaKind(f.func) === "inplace" && catalog.derivatives.has(catalog.groupOf.get(f.name)?.functional.name ?? ""))
+    ) {
+      ops.push({ name: f.name, source: "derivatives.yaml" });
+    } else {
+      ops.push({ name: f.name, source: "nowhere" });
+      if (f.hasCompositeImplicitAutogradKernel) {
+        const entry = c.supported.find((e) => e.name === f.name);
+        warnings.push({
+          severity: "warning",
+          ...(entry ? { loc: entry.loc } : {}),
+          message:
+            `${f.name} is CompositeImplicitAutograd: with a kernel of its own it no longer decomposes, so it has ` +
+            `no gradient; list it under autograd: with a backward ({op: ${f.name}, backward: <kernel>}), or drop its kernel`,
+        });
+      }
+    }
+  }
+  for (const o of c.custom) {
+    ops.push(
+      o.backward === null
+        ? { name: `${c.device}::${o.name}`, source: "nowhere" }
+        : { name: `${c.device}::${o.name}`, source: "vendor", backward: o.backward },
+    );
+  }
+  for (const f of catalog.functions) {
+    if (!f.tags.includes("core") || seen.has(f.name) || !f.hasCompositeImplicitAutogradKernel) continue;
+    if (schemaKind(f.func) === "out") continue;
+    ops.push({ name: f.name, source: "composite" });
+  }
+  ops.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const counts: Record<GradientSource, number> = { vendor: 0, "derivatives.yaml": 0, composite: 0, nowhere: 0 };
+  for (const o of ops) counts[o.source]++;
+  return { counts, ops, warnings };
+}
+
+/** `gen`'s one line. */
+export function gradientSummary(r: GradientReport): string {
+  const n = r.counts;
+  return (
+    `autograd: ${n["derivatives.yaml"]} from derivatives.yaml, ${n.composite} composite (core, decomposed), ` +
+    `${n.vendor} from the vendor's autograd, ${n.nowhere} with no gradient` +
+    (r.warnings.length > 0 ? `; ${r.warnings.length} warning(s)` : "")
+  );
+}

@@ -1,0 +1,249 @@
+/**
+ * `custom:` operators and `autograd:` mapping entries (issue 14): every
+ * malformed entry is one file:line:col diagnostic and nothing is generated;
+ * a good YAML gives the TORCH_LIBRARY definitions, the autograd Functions
+ * and the Python module.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { parseBackendYaml } from "../../src/backend/load.js";
+import { buildPlan, generate } from "../../src/dest/index.js";
+import { kernelStubs } from "../../src/impl/kernels.js";
+import { loadCatalog } from "../../src/model/catalog.js";
+import type { OperatorCatalog } from "../../src/model/types.js";
+import { discoverTorch } from "../../src/torch/discover.js";
+import { formatDiagnostic, UserError } from "../../src/util/errors.js";
+
+let catalog: OperatorCatalog;
+beforeAll(async () => {
+  catalog = await loadCatalog(await discoverTorch(process.env.OPGEN_PYTHON));
+});
+
+const y = (...lines: string[]): string => `${lines.join("\n")}\n`;
+const HEAD = ["backend: PrivateUse1", "cpp_namespace: at::mychip", "device: mychip", "free_functions: true"];
+const GOOD = [
+  "custom:",
+  "  - func: fused_bias_gelu(Tensor self, Tensor bias, str approximate='none') -> Tensor",
+  "    kernel: fused_bias_gelu",
+  "    backward: fused_bias_gelu_backward",
+  "    fake: torch.empty_like(self)",
+  "    reference: torch.nn.functional.gelu(self + bias, approximate=approximate)",
+  "    doc: GELU of self + bias.",
+  "  - func: fused_bias_gelu_backward(Tensor grad, Tensor self, Tensor bias, str approximate='none') -> (Tensor, Tensor)",
+  "    kernel: fused_bias_gelu_backward",
+  "    reference: (grad, grad.sum(0))",
+  "  - func: gelu_grad(Tensor grad, Tensor self, *, str approximate='none') -> Tensor",
+  "    kernel: gelu_grad",
+  "    reference: torch.ops.aten.gelu_backward(grad, self, approximate=approximate)",
+];
+
+function diagnosticsOf(text: string): string[] {
+  try {
+    parseBackendYaml(text, "backend.yaml", catalog);
+  } catch (e) {
+    if (e instanceof UserError) return e.diagnostics.map(formatDiagnostic);
+    throw e;
+  }
+  throw new Error("expected a UserError, but the YAML was accepted");
+}
+
+describe("malformed custom: entries", () => {
+  const cases: [string, { given: string; want: string[] }][] = [
+    [
+      "bad schema",
+      {
+        given: y(...HEAD, "custom:", "  - func: fused(Tensor self -> Tensor", "    kernel: fused"),
+        want: [
+          "backend.yaml:6:28: custom func is not a valid schema: expected ', ' or ')' after an argument, found ' -> Tensor'; write it as in native_functions.yaml, e.g. fused_gelu(Tensor self, *, str approximate=\"none\") -> Tensor",
+        ],
+      },
+    ],
+    [
+      "unknown type",
+      {
+        given: y(...HEAD, "custom:", "  - func: fused(Tensor self, Tensr bias) -> Tensor", "    kernel: fused"),
+        want: [],
+      },
+    ],
+    [
+      "missing kernel",
+      {
+        given: y(...HEAD, "custom:", "  - func: fused(Tensor self) -> Tensor", "    reference: self"),
+        want: [
+          "backend.yaml:6:5: custom entry has no kernel:; name the C++ kernel that computes it (a function in cpp_namespace)",
+        ],
+      },
+    ],
+    [
+      "backward naming an unknown kernel",
+      {
+        given: y(
+          ...HEAD,
+          "custom:",
+          "  - func: fused(Tensor self) -> Tensor",
+          "    kernel: fused",
+          "    backward: fused_bwd",
+          "    reference: self",
+        ),
+        want: [
+          'backend.yaml:6:5: custom operator fused names backward kernel "fused_bwd", which no custom: entry has as its kernel; declare the backward as a custom: operator and name its kernel (known: fused)',
+        ],
+      },
+    ],
+    [
+      "a name that clashes with an aten op",
+      {
+        given: y(
+          ...HEAD,
+          "custom:",
+          "  - func: gelu(Tensor self) -> Tensor",
+          "    kernel: my_gelu",
+          "    reference: self",
+        ),
+        want: [
+          'backend.yaml:6:11: custom operator "gelu" clashes with the aten operator of that name (torch.ops.aten.gelu); give it a name of its own, e.g. mychip_gelu or fused_gelu',
+        ],
+      },
+    ],
+    [
+      "backward with the wrong signature",
+      {
+        given: y(
+          ...HEAD,
+          "custom:",
+          "  - func: fused(Tensor self, int k) -> Tensor",
+          "    kernel: fused",
+          "    backward: fused_bwd",
+          "    reference: self",
+          "  - func: fused_bwd(Tensor grad, Tensor self) -> Tensor",
+          "    kernel: fused_bwd",
+          "    reference: grad",
+        ),
+        want: [
+          'backend.yaml:6:5: custom operator fused: backward "fused_bwd" (fused_bwd, line 10) does not fit: it takes 2 arguments, not 3; a backward takes (Tensor grad, Tensor self, int k) -> Tensor (Note [Backward convention])',
+        ],
+      },
+    ],
+    [
+      "another namespace, an unknown key, a mutated argument",
+      {
+        given: y(
+          ...HEAD,
+          "custom:",
+          "  - func: other::fused(Tensor self) -> Tensor",
+          "    kernel: fused",
+          "  - func: fused2(Tensor(a!) self) -> Tensor",
+          "    kernal: fused2",
+        ),
+        want: [],
+      },
+    ],
+    [
+      "autograd entry naming an unknown backward",
+      {
+        given: y(...HEAD, "autograd:", "  - op: gelu", "    backward: nope"),
+        want: [
+          'backend.yaml:7:15: autograd entry gelu names backward kernel "nope", which no custom: entry has as its kernel; declare the backward as a custom: operator and name its kernel (known: none)',
+        ],
+      },
+    ],
+  ];
+  it.each(cases)("%s", (_name, { given, want }) => {
+    const got = diagnosticsOf(given);
+    if (want.length > 0) expect(got).toEqual(want);
+    else {
+      expect(got.length).toBeGreaterThan(0);
+      for (const d of got) expect(d).toMatch(/^backend\.yaml:\d+:\d+: /);
+    }
+  });
+
+  it("an unknown type is named", () => {
+    const got = diagnosticsOf(
+      y(...HEAD, "custom:", "  - func: fused(Tensor self, Tensr bias) -> Tensor", "    kernel: fused"),
+    );
+    expect(got.join("\n")).toMatch(/^backend\.yaml:6:\d+: custom func is not a valid schema: .*Tensr/);
+  });
+
+  it("reports every problem of a file in one run", () => {
+    const got = diagnosticsOf(
+      y(
+        ...HEAD,
+        "custom:",
+        "  - func: other::fused(Tensor self) -> Tensor",
+        "    kernel: fused",
+        "  - func: fused2(Tensor(a!) self) -> Tensor",
+        "    kernal: fused2",
+      ),
+    );
+    expect(got).toEqual([
+      'backend.yaml:6:11: custom func is in namespace "other"; custom operators live in the device\'s namespace "mychip" (write mychip:: or nothing)',
+      "backend.yaml:8:5: custom entry has no kernel:; name the C++ kernel that computes it (a function in cpp_namespace)",
+      "backend.yaml:8:29: custom func argument self is mutated or aliased; custom operators here are functional: drop the annotation and return new tensors",
+      'backend.yaml:9:5: unknown custom key "kernal"; did you mean "kernel"? allowed: func, kernel, backward, fake, reference, samples, doc',
+    ]);
+  });
+});
+
+describe("generated autograd and custom operators", () => {
+  const text = y(...HEAD, "autograd:", "  - op: gelu", "    backward: gelu_grad", "  - op: relu", ...GOOD);
+  const files = () =>
+    new Map(generate(parseBackendYaml(text, "backend.yaml", catalog), catalog).map((f) => [f.path, f.content]));
+
+  it("defines the operators, their kernels and autograd Functions", () => {
+    const cpp = files().get("AutogradFunctions.cpp")!;
+    expect(cpp).toContain(
+      `m.def("fused_bias_gelu_backward(Tensor grad, Tensor self, Tensor bias, str approximate='none') -> (Tensor, Tensor)");`,
+    );
+    expect(cpp).toContain('m.impl("fused_bias_gelu", &::at::mychip::fused_bias_gelu);');
+    expect(cpp).toContain('m.impl("fused_bias_gelu", &mychipFusedBiasGelu_autograd);');
+    expect(cpp).toContain(
+      'TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {\n  m.impl("gelu", &atenGelu_autograd);\n  m.impl("relu", &atenRelu_autograd);\n}',
+    );
+    expect(cpp).toContain('findSchemaOrThrow("mychip::gelu_grad", "")');
+    expect(cpp).toContain("backward of relu not implemented for mychip");
+    // The vendor's forward kernels are registered below autograd.
+    const reg = files().get("RegisterPrivateUse1.cpp")!;
+    expect(reg).toMatch(/m\.impl\("gelu", /);
+    expect(reg).toMatch(/m\.impl\("relu", /);
+    expect(files().has("RegisterAutogradPrivateUse1.cpp")).toBe(false);
+    expect(files().get("PrivateUse1NativeFunctions.h")).toContain(
+      "::std::tuple<at::Tensor,at::Tensor> fused_bias_gelu_backward(const at::Tensor & grad, const at::Tensor & self, const at::Tensor & bias, c10::string_view approximate);",
+    );
+  });
+
+  it("writes the Python module: wrappers, fakes, references", () => {
+    const py = files().get("ops.py")!;
+    expect(py).toContain("def fused_bias_gelu(self: Tensor, bias: Tensor, approximate: str = 'none') -> Tensor:");
+    expect(py).toContain('@torch.library.register_fake("mychip::fused_bias_gelu")');
+    // A backward's fake is tensors like the forward's Tensor arguments.
+    expect(py).toContain("return ((torch.empty_like(self), torch.empty_like(bias)))");
+    expect(py).toContain("return torch.ops.mychip.gelu_grad.default(grad, self, approximate=approximate)");
+    expect(py).toContain('REFERENCES = {"fused_bias_gelu": _reference_fused_bias_gelu');
+  });
+
+  it("keeps torchgen's meaning for autograd entries written as names", () => {
+    const t = y(...HEAD, "autograd:", "  - relu");
+    const f = generate(parseBackendYaml(t, "backend.yaml", catalog), catalog).map((x) => x.path);
+    expect(f).toContain("RegisterAutogradPrivateUse1.cpp");
+    expect(f).not.toContain("AutogradFunctions.cpp");
+  });
+});
+
+describe("gen --stubs", () => {
+  it("writes the custom kernels and the backward an autograd entry lacks", () => {
+    const text = y(...HEAD, "autograd:", "  - op: gelu", ...GOOD.slice(0, 7));
+    const config = parseBackendYaml(
+      text.replace("    backward: fused_bias_gelu_backward\n", ""),
+      "backend.yaml",
+      catalog,
+    );
+    const stubs = new Map(kernelStubs(buildPlan(config, catalog)).map((f) => [f.path, f.content]));
+    expect(stubs.get("fused_bias_gelu.cpp")).toContain(
+      "at::Tensor fused_bias_gelu(const at::Tensor & /*self*/, const at::Tensor & /*bias*/, c10::string_view /*approximate*/) {",
+    );
+    const bwd = stubs.get("gelu_autograd_backward.cpp")!;
+    expect(bwd).toContain(
+      "at::Tensor gelu_autograd_backward(const at::Tensor & /*grad*/, const at::Tensor & /*self*/, c10::string_view /*approximate*/) {",
+    );
+    expect(bwd).toContain("//     autograd: [{op: gelu, backward: gelu_autograd_backward}]");
+  });
+});
