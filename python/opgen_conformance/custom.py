@@ -5,9 +5,10 @@ inputs, and must agree in
 
 - errors: both raise or neither does;
 - values, dtype, shape (the tolerances of each result's dtype, as `values`);
-- gradients: of every floating Tensor input, through the operator's autograd
-  (the generated Function and its backward operator) against autograd
-  through the reference, in float32 and float64.
+- gradients, for an operator with a backward (``<package>.ops.DIFFERENTIABLE``):
+  of every float32/float64 Tensor input, through the operator's autograd (the
+  generated Function and its backward operator) against autograd through the
+  reference.
 
 Samples: the entry's `samples:` (``<package>.ops.SAMPLES[name](dtype)``, a
 list of ``(args, kwargs)``), else made from the schema: every Tensor
@@ -81,8 +82,9 @@ def _call(f: Callable[[], Any]) -> tuple[Any, BaseException | None]:
         return None, e
 
 
-def check_sample(op: Any, ref: Callable, args: tuple, kwargs: dict, device: str) -> list[str]:
-    """The problems of one sample (empty: it passes)."""
+def check_sample(op: Any, ref: Callable, args: tuple, kwargs: dict, device: str, grads: bool = True) -> list[str]:
+    """The problems of one sample (empty: it passes). ``grads``: also
+    compare gradients (operators that declare a backward)."""
     problems: list[str] = []
     cargs, ckw = _to(args, "cpu"), _to(kwargs, "cpu")
     dargs, dkw = _to(args, device), _to(kwargs, device)
@@ -107,7 +109,7 @@ def check_sample(op: Any, ref: Callable, args: tuple, kwargs: dict, device: str)
             why = _close(d, c)
             if why:
                 problems.append(f"result {i}: {why}")
-    if problems:
+    if problems or not grads:
         return problems
     # gradients
     flat, spec = tree_flatten((cargs, ckw))
@@ -167,7 +169,8 @@ def run(package: str, device: str) -> list[dict]:
             samples = made(dtype) if made else _schema_samples(op._schema, dtype)
             problems: list[str] = []
             for k, (args, kwargs) in enumerate(samples):
-                problems += [f"sample {k}: {p}" for p in check_sample(op, ref, args, kwargs, device)]
+                grads = name in getattr(ops, "DIFFERENTIABLE", ())
+                problems += [f"sample {k}: {p}" for p in check_sample(op, ref, args, kwargs, device, grads)]
             results.append(
                 {
                     "op": f"{device}::{name}",

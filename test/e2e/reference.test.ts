@@ -55,10 +55,15 @@ describe("backends/ref, all kernels", () => {
     expect(bad, String(r.all).slice(-3000)).toEqual([]);
     expect(r.exitCode).toBe(0);
     const registered = rep.ops.map((o) => o.op);
+    // Every aten overload backend.yaml lists (supported, runtime, and the op: of autograd: mappings).
     const listed = readFileSync(path.join(ROOT, "backends", "ref", "backend.yaml"), "utf8")
       .split("\n")
-      .filter((l) => /^ {2}- /.test(l))
-      .map((l) => l.trim().slice(2));
+      .map((l) => /^ {2}- (?:op: )?([\w.]+)$/.exec(l)?.[1])
+      .filter((op): op is string => op !== undefined);
+    expect(listed).toContain("gelu");
+    // The custom operators were checked against their references, gradients included.
+    expect(String(r.all)).toMatch(/^custom pass +refdev::fused_bias_gelu float64/m);
+    expect(String(r.all)).not.toMatch(/^custom fail/m);
     for (const op of listed) expect(registered, op).toContain(op);
     // Every op ran on its own kernel on at least one dtype: its values matched
     // eager's, or, where values are never compared (random ops, and the
