@@ -134,7 +134,12 @@ export function emitOpsModule(plan: Plan, banner: string): string {
   );
   L.push("");
   L.push("# Operators with a backward (custom: backward:): the runner checks their gradients.");
-  L.push(`DIFFERENTIABLE = {${c.custom.filter((o) => o.backward !== null).map((o) => JSON.stringify(o.name)).join(", ")}}`);
+  L.push(
+    `DIFFERENTIABLE = {${c.custom
+      .filter((o) => o.backward !== null)
+      .map((o) => JSON.stringify(o.name))
+      .join(", ")}}`,
+  );
   L.push("");
   L.push("# Operator name -> its conformance samples for a dtype, a list of (args, kwargs) (custom: samples:).");
   const sampled = c.custom.filter((o) => o.samples !== null);
