@@ -196,106 +196,73 @@ function inFirst<T>(a: readonly T[], n: number, x: T): boolean {
   return false;
 }
 
-/** One entry -> a NativeFunction, or null after pushing its problems onto `diags`. */
-export function fromYaml(
-  e: EntryBuffer,
-  file: string,
-  validTags: ReadonlySet<string>,
-  diags: Diagnostic[],
-): NativeFunction | null {
-  const r = reader;
-  r.e = e;
-  r.file = file;
-  r.diags = diags;
-  const v = r.slots;
-  for (let i = 0; i < r.used; i++) v[r.set[i]!] = undefined;
-  r.used = 0;
-  let unknown: string[] | null = null;
-  for (let i = 0; i < e.size; i++) {
-    const key = e.keys[i]!;
-    const slot = KEY_SLOT.get(key);
-    if (slot !== undefined) {
-      v[slot] = e.values[i];
-      r.set[r.used++] = slot;
-    } else if (unknown) unknown.push(key);
-    else unknown = [key];
+/** `variants:` (default `function`), duplicates dropped. */
+function readVariants(r: EntryReader): ("function" | "method")[] {
+  const variantsText = r.str(K_VARIANTS) ?? "function";
+  if (variantsText === "function") return ["function"];
+  if (variantsText === "function, method") return ["function", "method"];
+  if (variantsText === "method") return ["method"];
+  if (variantsText === "method, function") return ["method", "function"];
+  const variants: ("function" | "method")[] = [];
+  for (const part of variantsText.split(", ")) {
+    if (part === "function" || part === "method") {
+      if (!variants.includes(part)) variants.push(part);
+    } else r.err("variants", `illegal variant '${part}'; expected 'function' and/or 'method'`);
   }
-  if (unknown) {
-    // In the order Object.keys gives for the entry's mapping (integer-like keys first).
-    const o: Record<string, true> = {};
-    for (const key of unknown) o[key] = true;
-    for (const key of Object.keys(o)) r.err(key, `unknown key '${key}' in a native_functions.yaml entry`, "key");
+  return variants;
+}
+
+/** `tags:` a tag or a list of tags from tags.yaml, duplicates dropped. */
+function readTags(r: EntryReader, validTags: ReadonlySet<string>): string[] {
+  const tagsRaw = r.slots[K_TAGS];
+  if (tagsRaw === undefined || tagsRaw === null) return [];
+  const list = typeof tagsRaw === "string" ? [tagsRaw] : Array.isArray(tagsRaw) ? tagsRaw : null;
+  if (list === null) {
+    r.err("tags", "'tags' must be a tag or a list of tags");
+    return [];
   }
-  const loc: YamlLoc = { file, line: e.line };
-  const funcText = r.str(K_FUNC);
-  if (funcText === null) {
-    if (v[K_FUNC] === undefined)
-      diags.push({ severity: "error", loc: { ...loc, col: 1 }, message: "entry has no 'func:'" });
+  let n = 0;
+  for (let i = 0; i < list.length; i++) {
+    const t = list[i];
+    if (typeof t !== "string") r.err("tags", `tag ${JSON.stringify(t)} is not a string`);
+    else if (validTags.size > 0 && !validTags.has(t)) r.err("tags", `illegal tag '${t}' (not in tags.yaml)`);
+    else if (!inFirst(scratchStrings, n, t)) scratchStrings[n++] = t;
+  }
+  return scratchStrings.slice(0, n);
+}
+
+/** `structured_delegate:` an operator name. */
+function readStructuredDelegate(r: EntryReader): OperatorName | null {
+  const delegateText = r.slots[K_STRUCTURED_DELEGATE] === undefined ? null : r.str(K_STRUCTURED_DELEGATE);
+  if (delegateText === null) return null;
+  try {
+    return parseOperatorName(delegateText);
+  } catch (x) {
+    if (x instanceof SchemaParseError) r.err("structured_delegate", x.reason, x.col - 1);
+    else throw x;
     return null;
   }
-  let func: FunctionSchema;
-  try {
-    func = parseSchema(funcText);
-  } catch (x) {
-    if (x instanceof SchemaParseError) return r.err("func", x.reason, x.col - 1);
-    throw x;
-  }
-  let kind: SchemaKind;
-  try {
-    kind = schemaKind(func);
-  } catch (x) {
-    if (x instanceof SchemaParseError) return r.err("func", x.reason);
-    throw x;
-  }
+}
 
-  const variantsText = r.str(K_VARIANTS) ?? "function";
-  let variants: ("function" | "method")[];
-  if (variantsText === "function") variants = ["function"];
-  else if (variantsText === "function, method") variants = ["function", "method"];
-  else if (variantsText === "method") variants = ["method"];
-  else if (variantsText === "method, function") variants = ["method", "function"];
-  else {
-    variants = [];
-    for (const part of variantsText.split(", ")) {
-      if (part === "function" || part === "method") {
-        if (!variants.includes(part)) variants.push(part);
-      } else r.err("variants", `illegal variant '${part}'; expected 'function' and/or 'method'`);
-    }
-  }
+/** What `dispatch:` (with `ufunc_inner_loop:`, `structured:` and a delegate) says about kernels. */
+interface DispatchInfo {
+  readonly dispatch: Record<string, string>;
+  readonly hasImplicit: boolean;
+  readonly hasImplicitNested: boolean;
+  readonly hasExplicit: boolean;
+  readonly hasExplicitNonFunctional: boolean;
+  /** torchgen's is_abstract. */
+  readonly isAbstract: boolean;
+}
 
-  const tagsRaw = v[K_TAGS];
-  let tags: string[] = [];
-  if (tagsRaw !== undefined && tagsRaw !== null) {
-    const list = typeof tagsRaw === "string" ? [tagsRaw] : Array.isArray(tagsRaw) ? tagsRaw : null;
-    if (list === null) r.err("tags", "'tags' must be a tag or a list of tags");
-    else {
-      let n = 0;
-      for (let i = 0; i < list.length; i++) {
-        const t = list[i];
-        if (typeof t !== "string") r.err("tags", `tag ${JSON.stringify(t)} is not a string`);
-        else if (validTags.size > 0 && !validTags.has(t)) r.err("tags", `illegal tag '${t}' (not in tags.yaml)`);
-        else if (!inFirst(scratchStrings, n, t)) scratchStrings[n++] = t;
-      }
-      tags = scratchStrings.slice(0, n);
-    }
-  }
-
-  // (Most keys are absent from most entries: `v[K] === undefined ?` saves a call.)
-  const manualKernelRegistration =
-    v[K_MANUAL_KERNEL_REGISTRATION] === undefined ? false : r.bool(K_MANUAL_KERNEL_REGISTRATION, false);
-  const structured = v[K_STRUCTURED] === undefined ? false : r.bool(K_STRUCTURED, false);
-  const delegateText = v[K_STRUCTURED_DELEGATE] === undefined ? null : r.str(K_STRUCTURED_DELEGATE);
-  let structuredDelegate: OperatorName | null = null;
-  if (delegateText !== null) {
-    try {
-      structuredDelegate = parseOperatorName(delegateText);
-    } catch (x) {
-      if (x instanceof SchemaParseError) r.err("structured_delegate", x.reason, x.col - 1);
-      else throw x;
-    }
-  }
-
-  // The dispatch keys torchgen sees (its `dispatch` dict), as flags.
+/** The dispatch keys torchgen sees (its `dispatch` dict), as flags. */
+function readDispatch(
+  r: EntryReader,
+  manualKernelRegistration: boolean,
+  structured: boolean,
+  structuredDelegate: OperatorName | null,
+): DispatchInfo {
+  const v = r.slots;
   let anyKey = false;
   let onlyImplicitKeys = true;
   let hasImplicit = false;
@@ -358,40 +325,123 @@ export function fromYaml(
   }
   const onlyImplicit = anyKey && onlyImplicitKeys;
 
-  const autogenText = (v[K_AUTOGEN] === undefined ? null : r.str(K_AUTOGEN)) ?? "";
-  let autogen: OperatorName[] = [];
-  if (autogenText !== "") {
-    const parts = autogenText.includes(", ") ? autogenText.split(", ") : [autogenText];
-    let offset = 0;
-    let n = 0;
-    for (let i = 0; i < parts.length; i++) {
-      const part = parts[i]!;
-      try {
-        scratchNames[n++] = parseOperatorName(part);
-      } catch (x) {
-        n--;
-        if (x instanceof SchemaParseError) r.err("autogen", x.reason, offset + x.col - 1);
-        else throw x;
-      }
-      offset += part.length + 2;
+  return {
+    dispatch,
+    hasImplicit,
+    hasImplicitNested,
+    hasExplicit,
+    hasExplicitNonFunctional,
+    isAbstract: structuredDelegate !== null || !onlyImplicit,
+  };
+}
+
+/** `autogen:` a comma-separated list of operator names. */
+function readAutogen(r: EntryReader): OperatorName[] {
+  const autogenText = (r.slots[K_AUTOGEN] === undefined ? null : r.str(K_AUTOGEN)) ?? "";
+  if (autogenText === "") return [];
+  const parts = autogenText.includes(", ") ? autogenText.split(", ") : [autogenText];
+  let offset = 0;
+  let n = 0;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    try {
+      scratchNames[n++] = parseOperatorName(part);
+    } catch (x) {
+      n--;
+      if (x instanceof SchemaParseError) r.err("autogen", x.reason, offset + x.col - 1);
+      else throw x;
     }
-    autogen = scratchNames.slice(0, n);
+    offset += part.length + 2;
   }
+  return scratchNames.slice(0, n);
+}
 
-  const deviceCheckText = v[K_DEVICE_CHECK] === undefined ? null : r.str(K_DEVICE_CHECK);
-  let deviceCheck: DeviceCheckType = "ExactSame";
-  if (deviceCheckText !== null) {
-    if (deviceCheckText === "ExactSame" || deviceCheckText === "NoCheck") deviceCheck = deviceCheckText;
-    else r.err("device_check", `illegal device_check '${deviceCheckText}'; expected ExactSame or NoCheck`);
-  }
+/** `device_check:` ExactSame (default) or NoCheck. */
+function readDeviceCheck(r: EntryReader): DeviceCheckType {
+  const deviceCheckText = r.slots[K_DEVICE_CHECK] === undefined ? null : r.str(K_DEVICE_CHECK);
+  if (deviceCheckText === null) return "ExactSame";
+  if (deviceCheckText === "ExactSame" || deviceCheckText === "NoCheck") return deviceCheckText;
+  r.err("device_check", `illegal device_check '${deviceCheckText}'; expected ExactSame or NoCheck`);
+  return "ExactSame";
+}
 
-  const cppNoDefault = v[K_CPP_NO_DEFAULT_ARGS];
+/** `cpp_no_default_args:` a list of argument names. */
+function readCppNoDefaultArgs(r: EntryReader): string[] {
+  const cppNoDefault = r.slots[K_CPP_NO_DEFAULT_ARGS];
   const cppNoDefaultArgs: string[] = [];
   if (cppNoDefault !== undefined && cppNoDefault !== null) {
     if (!Array.isArray(cppNoDefault)) r.err("cpp_no_default_args", "'cpp_no_default_args' must be a list");
     else for (const a of cppNoDefault) if (typeof a === "string") cppNoDefaultArgs.push(a);
   }
+  return cppNoDefaultArgs;
+}
 
+/**
+ * One entry -> a NativeFunction, or null after pushing its problems onto
+ * `diags`: `func:` parsed, then one reader per key.
+ */
+export function fromYaml(
+  e: EntryBuffer,
+  file: string,
+  validTags: ReadonlySet<string>,
+  diags: Diagnostic[],
+): NativeFunction | null {
+  const r = reader;
+  r.e = e;
+  r.file = file;
+  r.diags = diags;
+  const v = r.slots;
+  for (let i = 0; i < r.used; i++) v[r.set[i]!] = undefined;
+  r.used = 0;
+  let unknown: string[] | null = null;
+  for (let i = 0; i < e.size; i++) {
+    const key = e.keys[i]!;
+    const slot = KEY_SLOT.get(key);
+    if (slot !== undefined) {
+      v[slot] = e.values[i];
+      r.set[r.used++] = slot;
+    } else if (unknown) unknown.push(key);
+    else unknown = [key];
+  }
+  if (unknown) {
+    // In the order Object.keys gives for the entry's mapping (integer-like keys first).
+    const o: Record<string, true> = {};
+    for (const key of unknown) o[key] = true;
+    for (const key of Object.keys(o)) r.err(key, `unknown key '${key}' in a native_functions.yaml entry`, "key");
+  }
+  const loc: YamlLoc = { file, line: e.line };
+  const funcText = r.str(K_FUNC);
+  if (funcText === null) {
+    if (v[K_FUNC] === undefined)
+      diags.push({ severity: "error", loc: { ...loc, col: 1 }, message: "entry has no 'func:'" });
+    return null;
+  }
+  let func: FunctionSchema;
+  try {
+    func = parseSchema(funcText);
+  } catch (x) {
+    if (x instanceof SchemaParseError) return r.err("func", x.reason, x.col - 1);
+    throw x;
+  }
+  let kind: SchemaKind;
+  try {
+    kind = schemaKind(func);
+  } catch (x) {
+    if (x instanceof SchemaParseError) return r.err("func", x.reason);
+    throw x;
+  }
+
+  const variants = readVariants(r);
+  const tags = readTags(r, validTags);
+  // (Most keys are absent from most entries: `v[K] === undefined ?` saves a call.)
+  const manualKernelRegistration =
+    v[K_MANUAL_KERNEL_REGISTRATION] === undefined ? false : r.bool(K_MANUAL_KERNEL_REGISTRATION, false);
+  const structured = v[K_STRUCTURED] === undefined ? false : r.bool(K_STRUCTURED, false);
+  const structuredDelegate = readStructuredDelegate(r);
+  const d = readDispatch(r, manualKernelRegistration, structured, structuredDelegate);
+  const autogen = readAutogen(r);
+  const deviceCheck = readDeviceCheck(r);
+  const cppNoDefaultArgs = readCppNoDefaultArgs(r);
   const pythonModule = v[K_PYTHON_MODULE] === undefined ? null : r.str(K_PYTHON_MODULE);
   if (pythonModule !== null && variants.includes("method"))
     r.err("python_module", "functions in modules cannot be methods");
@@ -405,7 +455,7 @@ export function fromYaml(
     variants,
     tags,
     allTags: impliedTags(tags, func, kind, validTags),
-    dispatch,
+    dispatch: d.dispatch,
     structured,
     structuredDelegate,
     structuredInherits: v[K_STRUCTURED_INHERITS] === undefined ? null : r.str(K_STRUCTURED_INHERITS),
@@ -420,11 +470,11 @@ export function fromYaml(
     cppNoDefaultArgs,
     useConstRefForMutableTensors:
       v[K_USE_CONST_REF_FOR_MUTABLE_TENSORS] === undefined ? false : r.bool(K_USE_CONST_REF_FOR_MUTABLE_TENSORS, false),
-    hasCompositeImplicitAutogradKernel: hasImplicit,
-    hasCompositeImplicitAutogradNestedTensorKernel: hasImplicitNested,
-    hasCompositeExplicitAutogradKernel: hasExplicit,
-    hasCompositeExplicitAutogradNonFunctionalKernel: hasExplicitNonFunctional,
-    isAbstract: structuredDelegate !== null || !onlyImplicit,
+    hasCompositeImplicitAutogradKernel: d.hasImplicit,
+    hasCompositeImplicitAutogradNestedTensorKernel: d.hasImplicitNested,
+    hasCompositeExplicitAutogradKernel: d.hasExplicit,
+    hasCompositeExplicitAutogradNonFunctionalKernel: d.hasExplicitNonFunctional,
+    isAbstract: d.isAbstract,
   };
 }
 
