@@ -119,5 +119,19 @@ inline const char* embedding_backward(const refkTensor& gw, const refkTensor& gr
   return nullptr;
 }
 
+// src is NULL when a value is scattered.
+inline const char* scatter(const refkTensor& self, int32_t dim, const refkTensor& index, const refkTensor* src) {
+  if (self.ndim != index.ndim || dim < 0 || dim >= self.ndim || !is_index_dtype(index.dtype) ||
+      (src != nullptr && (src->ndim != index.ndim || src->dtype != self.dtype))) {
+    return "scatter: bad operands";
+  }
+  for (int d = 0; d < index.ndim; ++d) {
+    if ((d != dim && index.sizes[d] > self.sizes[d]) || (src != nullptr && index.sizes[d] > src->sizes[d])) {
+      return "scatter: index is larger than self or src";
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace check
 }  // namespace refk

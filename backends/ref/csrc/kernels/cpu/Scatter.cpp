@@ -1,7 +1,9 @@
 // scatter (src, value, add, reduce.two) of the CPU reference library.
 // Writes by index keep a fixed order per destination element, so duplicates
 // combine the same way every run: scatter threads over the columns of index
-// (its dims other than `dim`), never along `dim`.
+// (its dims other than `dim`), never along `dim`. How values combine is
+// common/Scatter.h's (shared with the CUDA library).
+#include "kernels/common/Scatter.h"
 #include "kernels/cpu/Indexing.h"
 
 #include <cmath>
@@ -12,68 +14,7 @@
 namespace refk {
 namespace {
 
-template <class A>
-A mul(A a, A b) {
-  if constexpr (std::is_same_v<A, bool>) {
-    return a && b;
-  } else if constexpr (std::is_integral_v<A>) {
-    return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-  } else {
-    return a * b;
-  }
-}
-
-template <class A>
-bool is_nan(A x) {
-  if constexpr (std::is_floating_point_v<A>) {
-    return x != x;
-  } else {
-    return false;
-  }
-}
-
-// One step of a scatter reduction on accumulator type A (ATen's functors:
-// amax/amin take a NaN source, and std::max/min keep a NaN accumulator).
-template <refkScatterReduce R, class A>
-A reduce_step(A acc, A x) {
-  if constexpr (R == refkScatterAssign) {
-    return x;
-  } else if constexpr (R == refkScatterAdd || R == refkScatterMean) {
-    return add(acc, x);
-  } else if constexpr (R == refkScatterMultiply) {
-    return mul(acc, x);
-  } else if constexpr (R == refkScatterAmax) {
-    return is_nan(x) ? x : std::max(acc, x);
-  } else {
-    return is_nan(x) ? x : std::min(acc, x);
-  }
-}
-
-template <class A>
-A identity(refkScatterReduce r) {
-  switch (r) {
-    case refkScatterMultiply: return A(1);
-    case refkScatterAmax:
-      if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
-      else return std::numeric_limits<A>::lowest();
-    case refkScatterAmin:
-      if constexpr (std::numeric_limits<A>::has_infinity) return std::numeric_limits<A>::infinity();
-      else return std::numeric_limits<A>::max();
-    default: return A(0);
-  }
-}
-
-// Python's floor division for integers (ATen's div_floor), true division otherwise.
-template <class A>
-A divide(A a, A b) {
-  if constexpr (std::is_integral_v<A>) {
-    if (b == A(-1)) return static_cast<A>(static_cast<uint64_t>(0) - static_cast<uint64_t>(a));
-    const A q = static_cast<A>(a / b);
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<A>(q - 1) : q;
-  } else {
-    return a / b;
-  }
-}
+using scatter::identity;
 
 struct Scatter {
   int32_t dim;
@@ -123,12 +64,7 @@ void scatter_pass(int threads, const refkTensor& target, const refkTensor& index
   const int64_t ss = src != nullptr ? src->strides[dim] * static_cast<int64_t>(sizeof(S)) : 0;
   const int64_t cs = counts != nullptr ? counts_desc->strides[dim] * static_cast<int64_t>(sizeof(int64_t)) : 0;
   const int cslot = src != nullptr ? 3 : 2;
-  A fixed{};
-  if constexpr (is_floating_v<A>) {
-    fixed = store<A>(sc.value.f);
-  } else {
-    fixed = store<A>(sc.value.i);
-  }
+  const A fixed = scatter::value_of<A>(sc.value);
   // The i-th element along `dim` of one column.
   auto one = [&](char* const* p, int64_t i, int64_t pos) {
     const int64_t v = *reinterpret_cast<const I*>(p[0] + i * is);
@@ -138,7 +74,7 @@ void scatter_pass(int threads, const refkTensor& target, const refkTensor& index
     }
     A& t = *reinterpret_cast<A*>(p[1] + v * ts);
     const A x = src != nullptr ? widen<A>(*reinterpret_cast<const S*>(p[2] + i * ss)) : fixed;
-    t = reduce_step<R>(t, x);
+    t = scatter::step<R>(t, x);
     if (counts != nullptr) ++*reinterpret_cast<int64_t*>(p[cslot] + v * cs);
     return true;
   };
@@ -240,16 +176,8 @@ refkStatus scatter_typed(const refkContext* ctx, const refkTensor& self, const r
         for (int64_t i = b; i < e; ++i) {
           const int64_t received = counts[static_cast<size_t>(i)];
           if (received == 0) continue;
-          const int64_t c = received + (sc.include_self ? 1 : 0);
-          A count;
-          if constexpr (std::is_integral_v<A>) {
-            count = static_cast<A>(static_cast<uint64_t>(c));
-          } else {
-            count = load(store<T>(static_cast<A>(c)));
-          }
-          if (count == A(0)) count = A(1);
           T& t = static_cast<T*>(self.data)[offset_in(self, i)];
-          t = store<T>(divide(load(t), count));
+          t = scatter::mean_of<T, A>(t, received, sc.include_self);
         }
       });
     }
@@ -268,14 +196,8 @@ refkStatus refkScatter(const refkContext* ctx, const refkTensor* self, int32_t d
                        const refkTensor* src, refkScalar value, refkScatterReduce reduce, int32_t include_self) {
   return guarded("scatter", [&] {
     const bool has_src = src != nullptr && src->data != nullptr;
-    if (self->ndim != index->ndim || dim < 0 || dim >= self->ndim || !is_index_dtype(index->dtype) ||
-        (has_src && (src->ndim != index->ndim || src->dtype != self->dtype))) {
-      return fail(refkErrorInvalidValue, "scatter: bad operands");
-    }
-    for (int d = 0; d < index->ndim; ++d) {
-      if ((d != dim && index->sizes[d] > self->sizes[d]) || (has_src && index->sizes[d] > src->sizes[d])) {
-        return fail(refkErrorInvalidValue, "scatter: index is larger than self or src");
-      }
+    if (const char* e = check::scatter(*self, dim, *index, has_src ? src : nullptr)) {
+      return fail(refkErrorInvalidValue, e);
     }
     if (numel(*index) == 0) return refkSuccess;
     if (reduce == refkScatterMean && self->dtype == refkBool) return unsupported("scatter mean", self->dtype);

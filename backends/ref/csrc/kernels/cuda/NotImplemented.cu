@@ -19,10 +19,6 @@ extern "C" {
 refkStatus refkRandperm(const refkContext*, const refkTensor*, uint64_t, uint64_t) {
   return not_implemented("refkRandperm");
 }
-refkStatus refkScatter(const refkContext*, const refkTensor*, int32_t, const refkTensor*, const refkTensor*, refkScalar,
-                       refkScatterReduce, int32_t) {
-  return not_implemented("refkScatter");
-}
 refkStatus refkSort(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int32_t, int32_t) {
   return not_implemented("refkSort");
 }
