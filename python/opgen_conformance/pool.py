@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import KNOWN_DTYPES, index_file
+from . import KNOWN_DTYPES, index_file, sanitizer
 from .config import ConfigError, RunConfig, load_config, write_config
 from .results import ResultsFile
 from .worker import _die_with_parent
@@ -270,6 +270,9 @@ class Coordinator:
                 why += " (out of memory?)"
         else:
             why = f"worker exited with status {rc}"
+        found = sanitizer.crash_message(os.environ.get(sanitizer.LOGS_ENV), w.proc.pid)
+        if found:
+            why = found
         if w.state == "starting":
             self.incident(w, "startup", why)
         else:

@@ -19,6 +19,7 @@ import {
 import { checkOutcome, runTest, writeOutputs } from "../conformance/driver.js";
 import { toTerminal } from "../conformance/formats.js";
 import { RUN_CONFIG_DEFAULTS } from "../conformance/runconfig.js";
+import { parseSanitizers } from "../conformance/sanitize.js";
 import { defaultWorkerMemory, parseDtypes, parseMemorySize, parseOpGlobs, parseShard } from "../conformance/select.js";
 import { UserError } from "../util/errors.js";
 import { style } from "../util/term.js";
@@ -63,6 +64,7 @@ interface TestFlags extends ReportFlags {
   expectations?: string;
   faults?: string;
   cacheDir?: string;
+  sanitize?: string | true;
 }
 
 /** The memory this process may use: the machine's, or less under a cgroup (container) limit. */
@@ -107,6 +109,10 @@ export function registerConformanceCommands(program: Command): void {
     )
     .option("--faults <file>", "dry run: test CPU with faults injected from this Python file instead of the device")
     .option("--cache-dir <dir>", "where the OpInfo index is cached (default <project>/.opgen/cache)")
+    .option(
+      "--sanitize [list]",
+      "run the workers on the project's `build --sanitize` build (default address,undefined): a sanitizer finding is a crash of its sample, with the report's first frames",
+    )
     .option("--json <file>", "write the JSON report")
     .option("--junit <file>", "write JUnit XML (one testcase per op × dtype × check)")
     .option("--html <file>", "write the self-contained HTML report")
@@ -138,6 +144,9 @@ export function registerConformanceCommands(program: Command): void {
         expectations: f.expectations,
         faults: f.faults,
         cacheDir: f.cacheDir,
+        ...(f.sanitize !== undefined
+          ? { sanitize: parseSanitizers(f.sanitize === true ? "address,undefined" : f.sanitize) }
+          : {}),
         json: f.json,
         junit: f.junit,
         html: f.html,

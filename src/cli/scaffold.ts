@@ -4,6 +4,7 @@
  */
 import path from "node:path";
 import type { Command } from "commander";
+import { parseSanitizers, SANITIZERS } from "../conformance/sanitize.js";
 import { build } from "../scaffold/build.js";
 import { DEVICE_KINDS, init, KERNEL_SETS } from "../scaffold/init.js";
 import { discoverTorch } from "../torch/discover.js";
@@ -87,9 +88,40 @@ export function registerScaffoldCommands(program: Command): void {
     .option("-j, --jobs <n>", "parallel compile jobs (MAX_JOBS)")
     .option("--werror", "treat compiler warnings as errors")
     .option("--target <dir>", "install into <dir> (pip --target) instead of site-packages; use it via PYTHONPATH")
-    .action(async (dir: string, opts: { python?: string; jobs?: string; werror?: boolean; target?: string }) => {
-      const jobs = opts.jobs !== undefined ? Number.parseInt(opts.jobs, 10) : undefined;
-      if (jobs !== undefined && !(jobs > 0)) throw new UserError(`--jobs must be a positive integer, got ${opts.jobs}`);
-      await build(path.resolve(dir), { python: opts.python, jobs, werror: Boolean(opts.werror), target: opts.target });
-    });
+    .option(
+      "--wheel <outdir>",
+      "write a distributable manylinux wheel (auditwheel; torch's libraries excluded, reproducible) into <outdir> instead of installing",
+    )
+    .option("--debug", "-O0 -g build in build/debug, installed into .opgen/debug/site (gdb: see the project README)")
+    .option(
+      "--sanitize <list>",
+      `build with sanitizers (${SANITIZERS.join(",")}) in build/sanitize-*, installed into .opgen/sanitize-*/site; run it with \`test --sanitize\``,
+    )
+    .action(
+      async (
+        dir: string,
+        opts: {
+          python?: string;
+          jobs?: string;
+          werror?: boolean;
+          target?: string;
+          wheel?: string;
+          debug?: boolean;
+          sanitize?: string;
+        },
+      ) => {
+        const jobs = opts.jobs !== undefined ? Number.parseInt(opts.jobs, 10) : undefined;
+        if (jobs !== undefined && !(jobs > 0))
+          throw new UserError(`--jobs must be a positive integer, got ${opts.jobs}`);
+        await build(path.resolve(dir), {
+          python: opts.python,
+          jobs,
+          werror: Boolean(opts.werror),
+          target: opts.target,
+          wheel: opts.wheel,
+          debug: Boolean(opts.debug),
+          sanitize: opts.sanitize !== undefined ? parseSanitizers(opts.sanitize) : undefined,
+        });
+      },
+    );
 }

@@ -16,12 +16,13 @@ import { execa } from "execa";
 import { resolvePython } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
 import { style, useColor } from "../util/term.js";
-import { acquireLock, appendText, writeText } from "../write/files.js";
+import { acquireLock, appendText, freshDir, writeText } from "../write/files.js";
 import { aggregate, failed, makeReport, readJsonl } from "./aggregate.js";
 import { reportCoverage } from "./coverage.js";
 import { applyExpectations, EMPTY_EXPECTATIONS, type ExpectationsFile, loadExpectations } from "./expectations.js";
 import { problems, toHtml, toJson, toJunit, toMarkdown, toTerminal } from "./formats.js";
 import { type RunConfig, runConfig } from "./runconfig.js";
+import { LOGS_ENV, loadSanitizedBuild, sanitizerEnv } from "./sanitize.js";
 import { type OpInfo, type OpManifest, readManifest, type Selection, type Shard, selectOps } from "./select.js";
 import { OP_KINDS, type OpKind, type OpUnderTest, type Report } from "./types.js";
 
@@ -53,6 +54,8 @@ export interface TestOptions extends Outputs {
   readonly faults?: string;
   readonly cacheDir?: string;
   readonly quiet?: boolean;
+  /** Run the workers on the project's sanitizer build of these sanitizers (Note [Sanitizer builds]). */
+  readonly sanitize?: readonly string[];
 }
 
 export function pythonEnv(): Record<string, string> {
@@ -160,6 +163,7 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
   const { project, python, manifest, ops, coreTotal, exp, resultsFile } = settled;
   const configFile = `${resultsFile}.config.json`;
   const device = opts.faults ? "cpu" : manifest.device;
+  const sanitized = opts.sanitize?.length ? sanitizedRun(project, resultsFile, opts) : undefined;
   const config: RunConfig = runConfig({
     device,
     package: opts.faults ? null : manifest.python_package,
@@ -168,7 +172,8 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
     max_samples: opts.maxSamples,
     timeout_s: opts.timeoutS,
     workers: opts.workers,
-    worker_memory_bytes: opts.workerMemoryBytes ?? null,
+    // Under ASan the limit is its malloc_limit_mb (sanitizerEnv), not RLIMIT_DATA.
+    worker_memory_bytes: sanitized ? null : (opts.workerMemoryBytes ?? null),
     resume: opts.resume,
     results: resultsFile,
     cache_dir: opts.cacheDir ?? path.join(project, ".opgen", "cache"),
@@ -183,7 +188,7 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
     process.stderr.write(`opgen-backend: no earlier results at ${resultsFile}; starting from scratch\n`);
   }
 
-  await runPython(python, configFile, Boolean(opts.quiet));
+  await runPython(python, configFile, Boolean(opts.quiet), sanitized);
 
   const raw = readJsonl(resultsFile);
   const results = applyExpectations(aggregate(raw, ops), exp.expectations);
@@ -206,15 +211,32 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
     process.stdout.write(toTerminal(report, st));
     const first = problems(report)[0];
     if (first) {
+      const envText = sanitized
+        ? Object.entries(sanitized)
+            .map(([k, v]) => `${k}='${v}'`)
+            .join(" ")
+        : `PYTHONPATH=${PYTHON_DIR}`;
       process.stdout.write(
         st.dim(
-          `rerun one sample alone: PYTHONPATH=${PYTHON_DIR} ${python} -m opgen_conformance rerun --config ${configFile} ` +
+          `rerun one sample alone: ${envText} ${python} -m opgen_conformance rerun --config ${configFile} ` +
             `--op '${first.op}' --dtype ${first.dtype} --seed ${first.seed} --sample ${first.sample}\n`,
         ),
       );
     }
   }
   return { report, resultsFile, configFile };
+}
+
+/**
+ * The environment of a sanitized run (Note [Sanitized workers]); its reports
+ * go to <results>.sanitizer/, emptied first. Timeouts are the caller's: a
+ * sanitized kernel runs a few times slower.
+ */
+function sanitizedRun(project: string, resultsFile: string, opts: TestOptions): Record<string, string> {
+  const b = loadSanitizedBuild(project, opts.sanitize ?? []);
+  const logs = `${resultsFile}.sanitizer`;
+  freshDir(logs);
+  return sanitizerEnv(b, PYTHON_DIR, logs, opts.workerMemoryBytes);
 }
 
 export function writeOutputs(report: Report, out: Outputs): void {
@@ -340,10 +362,18 @@ class ProgressView {
   }
 }
 
-async function runPython(python: string, configFile: string, quiet: boolean): Promise<void> {
+async function runPython(
+  python: string,
+  configFile: string,
+  quiet: boolean,
+  sanitized?: Record<string, string>,
+): Promise<void> {
   const view = new ProgressView(quiet);
   const child = execa(python, ["-m", "opgen_conformance", "run", "--config", configFile], {
-    env: { ...pythonEnv(), ...(useColor(process.stderr) ? {} : { NO_COLOR: "1" }) },
+    env: { ...pythonEnv(), ...(useColor(process.stderr) ? {} : { NO_COLOR: "1" }), ...(sanitized ?? {}) },
+    // Sanitized: in the reports directory, where the project's in-tree package
+    // (the release build) cannot shadow the sanitized one (Note [Sanitized workers]).
+    ...(sanitized ? { cwd: sanitized[LOGS_ENV] } : {}),
     reject: false,
     buffer: { stdout: false, stderr: true },
     stdin: "pipe",

@@ -9,6 +9,11 @@
  * project's build/ directory, ccache when present. Compile steps are shown
  * as progress lines; the full log goes to build/opgen-build.log.
  *
+ * Variants: `--debug` and `--sanitize` build the same sources with other
+ * flags in build/<variant> and install into .opgen/<variant>/site (Note
+ * [Build variants] in the scaffold's setup.py; sanitize.ts); `--wheel` runs
+ * `pip wheel` on the release build instead of installing (wheel.ts).
+ *
  * Note [Incremental builds]: pip (>= 21.3) builds in the source tree, so
  * build/temp.<platform>/build.ninja and the objects survive between builds; ninja
  * recompiles only sources whose content or headers changed, then setuptools
@@ -19,11 +24,14 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
+import { SANITIZERS } from "../conformance/sanitize.js";
 import { runGen } from "../pipeline/gen.js";
 import { discoverTorch } from "../torch/discover.js";
 import { formatDiagnostic, UserError } from "../util/errors.js";
-import { writeText } from "../write/files.js";
+import { freshDir, writeText } from "../write/files.js";
 import { writeSummary } from "../write/summary.js";
+import { recordSanitizedBuild } from "./sanitize.js";
+import { checkAuditwheel, repairWheel, sourceDateEpoch } from "./wheel.js";
 
 export interface BuildOptions {
   /** Python to build against; the discover rule applies (else OPGEN_PYTHON, else python3). */
@@ -39,6 +47,12 @@ export interface BuildOptions {
    * the directory on PYTHONPATH to use it.
    */
   readonly target?: string;
+  /** Write a distributable (manylinux) wheel into this directory instead of installing (wheel.ts). */
+  readonly wheel?: string;
+  /** -O0 -g, in build/debug (Note [Build variants] in the scaffold's setup.py). */
+  readonly debug?: boolean;
+  /** Sanitizers to build with (SANITIZERS), in build/sanitize-<names>; see sanitize.ts. */
+  readonly sanitize?: readonly string[];
   /** Progress sink; default: stdout. */
   readonly log?: (line: string) => void;
 }
@@ -49,6 +63,16 @@ export interface BuildResult {
   /** Sources ninja compiled in this build (relative to the project). */
   readonly compiled: readonly string[];
   readonly seconds: number;
+  /** With `wheel`: the repaired wheel, its sha256 and platform tag. */
+  readonly wheel?: { readonly file: string; readonly sha256: string; readonly platform: string };
+  /** A debug or sanitizer build: where it was installed (pip --target). */
+  readonly site?: string;
+}
+
+/** The variant's name, as setup.py names its build directory (Note [Build variants]); "" for release. */
+export function variantName(opts: Pick<BuildOptions, "debug" | "sanitize">): string {
+  const san = [...new Set(opts.sanitize ?? [])].sort();
+  return [...(opts.debug ? ["debug"] : []), ...(san.length ? [`sanitize-${san.join("-")}`] : [])].join("-");
 }
 
 const GENERATED = path.join("csrc", "generated");
@@ -57,6 +81,19 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
   const t0 = Date.now();
   const log = opts.log ?? ((s: string) => process.stdout.write(`${s}\n`));
   const root = path.resolve(dir);
+  for (const s of opts.sanitize ?? []) {
+    if (!(SANITIZERS as readonly string[]).includes(s)) {
+      throw new UserError(`--sanitize ${s}: not a sanitizer opgen-backend builds with; use ${SANITIZERS.join(",")}`);
+    }
+  }
+  if (opts.wheel !== undefined && (opts.debug || opts.sanitize?.length || opts.target)) {
+    throw new UserError(
+      "--wheel builds the release variant and installs nothing; leave out --debug, --sanitize and --target",
+    );
+  }
+  const variant = variantName(opts);
+  // A debug or sanitizer build is installed apart, never over the release one.
+  const target = opts.target ?? (variant ? path.join(root, ".opgen", variant, "site") : undefined);
   for (const f of ["backend.yaml", "setup.py", "pyproject.toml"]) {
     if (!existsSync(path.join(root, f))) {
       throw new UserError(`${path.join(dir, f)} not found; is ${dir} a project made by \`opgen-backend init\`?`);
@@ -72,12 +109,23 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
     log("[build] gen backend.yaml -> csrc/generated");
     return { install, names: await generate(root, install.python, log) };
   });
+  if (opts.wheel !== undefined) await checkAuditwheel(install.python);
 
-  log("[build] pip install --no-build-isolation (ninja)");
+  log(
+    `[build] pip ${opts.wheel !== undefined ? "wheel" : "install"} --no-build-isolation (ninja)${variant ? `, ${variant} build` : ""}`,
+  );
   const env: Record<string, string> = { ...(process.env as Record<string, string>) };
   env.TORCH_DEVICE_BACKEND_AUTOLOAD = "0"; // see Note [No autoload while building]
   if (opts.jobs !== undefined) env.MAX_JOBS = String(opts.jobs);
-  if (opts.werror) env[`${names.device.toUpperCase()}_WERROR`] = "1";
+  const NAME = names.device.toUpperCase();
+  if (opts.werror) env[`${NAME}_WERROR`] = "1";
+  if (opts.debug) env[`${NAME}_DEBUG`] = "1";
+  if (opts.sanitize?.length) env[`${NAME}_SANITIZE`] = [...opts.sanitize].sort().join(",");
+  const rawWheels = path.join(root, "build", "wheel-raw");
+  if (opts.wheel !== undefined) {
+    env.SOURCE_DATE_EPOCH = await sourceDateEpoch(root);
+    freshDir(rawWheels);
+  }
   // The project's venv bin first: ninja and friends installed next to python.
   env.PATH = `${path.dirname(install.python)}${path.delimiter}${env.PATH ?? ""}`;
   const logFile = path.join(root, "build", "opgen-build.log");
@@ -88,12 +136,13 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
     [
       "-m",
       "pip",
-      "install",
+      opts.wheel !== undefined ? "wheel" : "install",
       "--no-build-isolation",
       "--no-deps",
       "--disable-pip-version-check",
       "-v",
-      ...(opts.target ? ["--target", path.resolve(opts.target), "--upgrade"] : []),
+      ...(opts.wheel !== undefined ? ["-w", rawWheels] : []),
+      ...(target ? ["--target", path.resolve(target), "--upgrade"] : []),
       ".",
     ],
     { cwd: root, env, all: true, reject: false, buffer: false },
@@ -124,12 +173,45 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
       `build failed (pip exit ${r.exitCode}); full log: ${logFile}\n${(interesting.length ? interesting : lines.slice(-25)).join("\n")}`,
     );
   }
-  await importCheck(names.pythonPackage, install.python, env, opts.target);
+  if (opts.wheel !== undefined) {
+    log("[build] auditwheel repair (torch's libraries excluded)");
+    const w = await repairWheel(install.python, rawWheels, path.resolve(opts.wheel), env);
+    const seconds = (Date.now() - t0) / 1000;
+    log(`[build] wrote ${w.wheel} (${w.platform}, sha256 ${w.sha256}) in ${seconds.toFixed(1)} s`);
+    return {
+      dir: root,
+      python: install.python,
+      compiled,
+      seconds,
+      wheel: { file: w.wheel, sha256: w.sha256, platform: w.platform },
+    };
+  }
+  if (opts.sanitize?.length) {
+    // The sanitized extension cannot load until its runtime is preloaded:
+    // recordSanitizedBuild checks the import with it, as `test --sanitize` will run.
+    await recordSanitizedBuild(
+      root,
+      [...opts.sanitize].sort(),
+      path.resolve(target!),
+      env,
+      names.pythonPackage,
+      names.device,
+      install.python,
+    );
+  } else {
+    await importCheck(names.pythonPackage, install.python, env, target);
+  }
   const seconds = (Date.now() - t0) / 1000;
   log(
-    `[build] installed ${names.pythonPackage} into ${opts.target ? path.resolve(opts.target) : install.python} in ${seconds.toFixed(1)} s (${compiled.length} file(s) compiled)`,
+    `[build] installed ${names.pythonPackage}${variant ? ` (${variant})` : ""} into ${target ? path.resolve(target) : install.python} in ${seconds.toFixed(1)} s (${compiled.length} file(s) compiled)`,
   );
-  return { dir: root, python: install.python, compiled, seconds };
+  return {
+    dir: root,
+    python: install.python,
+    compiled,
+    seconds,
+    ...(target && variant ? { site: path.resolve(target) } : {}),
+  };
 }
 
 async function withoutBackendAutoload<T>(fn: () => Promise<T>): Promise<T> {

@@ -12,7 +12,7 @@
  * without --force): an existing file is never touched.
  *
  * Every other file the tool writes goes through writeText (reports, the run
- * config, the build log) or appendText; test/unit/layers.test.ts checks
+ * config, the build log), appendText, freshDir or moveInto; test/unit/layers.test.ts checks
  * that no other module touches the file system for writing.
  */
 import { randomBytes } from "node:crypto";
@@ -103,6 +103,33 @@ export function writeText(file: string, content: string): void {
   const abs = path.resolve(file);
   mkdirSync(path.dirname(abs), { recursive: true });
   atomicWrite(abs, content);
+}
+
+/**
+ * A scratch directory a command owns (the raw wheel of `build --wheel`, the
+ * sanitizer reports of one run): removed with what it holds, then made empty.
+ */
+export function freshDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+}
+
+/**
+ * Moves a finished file into `dir` (created): a rename, or on another file
+ * system a copy beside the destination and then a rename, so readers never
+ * see part of it.
+ */
+export function moveInto(file: string, dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  const dest = path.join(dir, path.basename(file));
+  try {
+    renameSync(file, dest);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
+    atomicWrite(dest, readFileSync(file));
+    rmSync(file);
+  }
+  return dest;
 }
 
 /** Appends to a file others write too (GitHub's step summary); its directory must exist. */

@@ -108,7 +108,8 @@ async function runStep(s: Step, cwd: string, env: Record<string, string>, gh = "
 
 describe("the CI workflow init writes", () => {
   it("parses, and its jobs are wired as shards + merge", () => {
-    expect(Object.keys(wf.jobs)).toEqual(["plan", "build-test", "conformance", "report"]);
+    expect(Object.keys(wf.jobs)).toEqual(["plan", "build-test", "conformance", "report", "sanitizers"]);
+    expect(wf.jobs.sanitizers!.if).toBe("github.event_name == 'schedule' || github.event_name == 'workflow_dispatch'");
     expect(wf.env.CONFORMANCE_SHARDS).toBe("4");
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression
     expect(wf.jobs.conformance!.strategy!.matrix.shard).toBe("${{ fromJSON(needs.plan.outputs.shards) }}");

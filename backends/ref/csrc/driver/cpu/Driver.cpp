@@ -14,6 +14,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -53,6 +57,23 @@ size_t page_size() {
 }
 
 thread_local int tls_device = 0;
+
+// Note [Poisoned device memory]: AddressSanitizer knows malloc's blocks, not
+// the driver's pages, so under ASan (`opgen-backend build --sanitize address`)
+// every block gets at least kRedzone bytes after its end, and the driver marks
+// those bytes, and whole freed blocks waiting in the cache, as poisoned:
+// a kernel that reads or writes one element past a tensor's storage, or a
+// freed block, is reported where it happens, even when its values come out
+// right and the page it touched was mapped.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kRedzone = 64;
+void poison(void* p, size_t n) { ASAN_POISON_MEMORY_REGION(p, n); }
+void unpoison(void* p, size_t n) { ASAN_UNPOISON_MEMORY_REGION(p, n); }
+#else
+constexpr size_t kRedzone = 0;
+void poison(void*, size_t) {}
+void unpoison(void*, size_t) {}
+#endif
 
 struct Allocation {
   size_t size;      // bytes asked for
@@ -144,6 +165,7 @@ void release_cache(bool device_only) {
       ++it;
       continue;
     }
+    unpoison(it->second, mapped);  // the address range may be mapped again by anyone
     munmap(it->second, mapped);
     account_release(device, mapped);
     c.bytes -= mapped;
@@ -157,7 +179,7 @@ refError map_pages(void** ptr, size_t size, int device) {
     *ptr = nullptr;
     return refSuccess;
   }
-  const size_t mapped = (size + page_size() - 1) / page_size() * page_size();
+  const size_t mapped = (size + kRedzone + page_size() - 1) / page_size() * page_size();
   const Allocation a{size, mapped, device};
   std::lock_guard<std::mutex> g(table().mu);
   void* p = nullptr;
@@ -177,6 +199,8 @@ refError map_pages(void** ptr, size_t size, int device) {
     protect(reinterpret_cast<uintptr_t>(p), a, false);
   }
   if (device >= 0) refdrv::on_allocate(g_stats[device], size, mapped, fresh);
+  unpoison(p, size);
+  poison(static_cast<char*>(p) + size, mapped - size);
   table().map[reinterpret_cast<uintptr_t>(p)] = a;
   *ptr = p;
   return refSuccess;
@@ -194,12 +218,14 @@ refError unmap_pages(void* ptr, bool device) {
     table().map.erase(it);
     if (a.device >= 0) refdrv::on_free(g_stats[a.device], a.size, mapped);
     if (cache().bytes + mapped <= kCacheLimit) {
+      poison(ptr, mapped);
       cache().blocks.emplace(std::make_pair(mapped, a.device), ptr);
       cache().bytes += mapped;
       return refSuccess;
     }
     account_release(a.device, mapped);
   }
+  unpoison(ptr, mapped);  // the address range may be mapped again by anyone
   munmap(ptr, mapped);
   return refSuccess;
 }
