@@ -19,13 +19,6 @@ extern "C" {
 refkStatus refkRandperm(const refkContext*, const refkTensor*, uint64_t, uint64_t) {
   return not_implemented("refkRandperm");
 }
-refkStatus refkSort(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int32_t, int32_t) {
-  return not_implemented("refkSort");
-}
-refkStatus refkTopk(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int64_t, int32_t,
-                    int32_t) {
-  return not_implemented("refkTopk");
-}
 refkStatus refkMaskedScatter(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*) {
   return not_implemented("refkMaskedScatter");
 }
