@@ -4,8 +4,9 @@
 // along `dim` and the index as an operand of the output's shape, so one
 // functor moves an element's bytes from input + index * stride. index and
 // index_put (advanced indexing): a thread per position, index_put's
-// accumulation in row-major order per element of self. nonzero: a count,
-// then one block writing coordinates in row-major order. Indices out of
+// accumulation in row-major order per element of self. nonzero and
+// masked_scatter: a count, then one block scanning chunk counts and writing
+// in row-major order. Indices out of
 // range raise the flag of Note [Index errors on the device]; the host then
 // names the first offending one in row-major order.
 #include "kernels/cuda/Common.cuh"
@@ -314,6 +315,40 @@ __global__ void nonzero_kernel(Walk w, int64_t total, const T* in, int64_t* out,
   }
 }
 
+// ---- masked_scatter ----------------------------------------------------------------
+
+__global__ void count_true_kernel(Walk w, int64_t total, const bool* mask, unsigned long long* count) {
+  unsigned long long c = 0;
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    c += mask[w.at(i)] ? 1 : 0;
+  }
+  if (c != 0) atomicAdd(count, c);
+}
+
+// One block, as nonzero_kernel: the k-th true position (row-major) of mask
+// takes source's k-th element (row-major).
+template <class E>
+__global__ void masked_scatter_kernel(Walk wo, Walk wm, Walk ws, int64_t total, E* out, const bool* mask,
+                                      const E* source) {
+  __shared__ int64_t first[kBlockThreads + 1];
+  const int64_t chunk = (total + kBlockThreads - 1) / kBlockThreads;
+  const int64_t b = threadIdx.x * chunk, e = b + chunk < total ? b + chunk : total;
+  int64_t c = 0;
+  for (int64_t i = b; i < e; ++i) c += mask[wm.at(i)] ? 1 : 0;
+  first[threadIdx.x + 1] = c;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    first[0] = 0;
+    for (int t = 1; t <= kBlockThreads; ++t) first[t] += first[t - 1];
+  }
+  __syncthreads();
+  int64_t k = first[threadIdx.x];
+  for (int64_t i = b; i < e; ++i) {
+    if (mask[wm.at(i)]) out[wo.at(i)] = source[ws.at(k++)];
+  }
+}
+
 }  // namespace
 }  // namespace refkc
 
@@ -459,6 +494,42 @@ refkStatus refkNonzero(const refkContext* ctx, const refkTensor* out, const refk
                                                                static_cast<int64_t*>(out->data), out->strides[0],
                                                                out->strides[1], out->sizes[0]);
     return launched("nonzero");
+  });
+}
+
+refkStatus refkMaskedScatter(const refkContext* ctx, const refkTensor* out, const refkTensor* mask,
+                             const refkTensor* source) {
+  if (auto s = check_shapes("masked_scatter", {out, mask})) return s;
+  if (mask->dtype != refkBool || source->dtype != out->dtype) {
+    return fail(refkErrorInvalidValue, "masked_scatter: bad operands");
+  }
+  const int64_t total = numel(*out);
+  if (total == 0) return refkSuccess;
+  const cudaStream_t st = stream_of(ctx);
+  unsigned long long* count = nullptr;
+  unsigned long long host = 0;
+  cudaError_t e = cudaMallocAsync(reinterpret_cast<void**>(&count), sizeof(*count), st);
+  if (e == cudaSuccess) e = cudaMemsetAsync(count, 0, sizeof(*count), st);
+  if (e == cudaSuccess) {
+    count_true_kernel<<<blocks_for(total), kBlockThreads, 0, st>>>(walk_of(*mask), total,
+                                                                    static_cast<const bool*>(mask->data), count);
+    e = cudaGetLastError();
+  }
+  if (e == cudaSuccess) e = cudaMemcpyAsync(&host, count, sizeof(host), cudaMemcpyDeviceToHost, st);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+  if (count != nullptr) cudaFreeAsync(count, st);
+  if (e != cudaSuccess) return fail(refkErrorInvalidValue, std::string("masked_scatter: ") + cudaGetErrorString(e));
+  if (static_cast<int64_t>(host) > numel(*source)) {
+    return fail(refkErrorInvalidValue, "Number of elements of source < number of ones in mask");
+  }
+  if (host == 0) return refkSuccess;
+  return dispatch_bytes(out->dtype, [&](auto tag) {
+    using E = typename decltype(tag)::type;
+    masked_scatter_kernel<E><<<1, kBlockThreads, 0, st>>>(walk_of(*out), walk_of(*mask), walk_of(*source), total,
+                                                          static_cast<E*>(out->data),
+                                                          static_cast<const bool*>(mask->data),
+                                                          static_cast<const E*>(source->data));
+    return launched("masked_scatter");
   });
 }
 

@@ -19,9 +19,6 @@ extern "C" {
 refkStatus refkRandperm(const refkContext*, const refkTensor*, uint64_t, uint64_t) {
   return not_implemented("refkRandperm");
 }
-refkStatus refkMaskedScatter(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*) {
-  return not_implemented("refkMaskedScatter");
-}
 refkStatus refkCdist(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, double) {
   return not_implemented("refkCdist");
 }
