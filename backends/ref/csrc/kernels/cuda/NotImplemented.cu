@@ -16,9 +16,6 @@ using refkc::not_implemented;
 
 extern "C" {
 
-refkStatus refkRandperm(const refkContext*, const refkTensor*, uint64_t, uint64_t) {
-  return not_implemented("refkRandperm");
-}
 refkStatus refkCdist(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, double) {
   return not_implemented("refkCdist");
 }

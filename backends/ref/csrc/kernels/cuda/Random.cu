@@ -1,5 +1,6 @@
-// Random numbers, dropout and arange of the CUDA reference library: a
-// thread per element. The generator (Philox-4x32-10), its counter layout
+// Random numbers, dropout, arange and randperm of the CUDA reference
+// library: a thread per element (randperm: its keys, then a bitonic sort of
+// the (key, index) pairs). The generator (Philox-4x32-10), its counter layout
 // and each element's value are common/Philox.h's, shared with the CPU
 // library, so uniform and Bernoulli fills and dropout masks equal the CPU
 // device's bit for bit.
@@ -75,6 +76,52 @@ __global__ void arange_kernel(int64_t n, int64_t stride_out, T* out, refkScalar 
   }
 }
 
+// ---- randperm (Note [Random permutations by sorting keys] in cpu/Random.cpp)
+
+// Element i's key, padded to a power of two with keys after every real one.
+__global__ void randperm_keys_kernel(int64_t n, int64_t padded, uint64_t seed, uint64_t offset, uint64_t* keys,
+                                     int64_t* index) {
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < padded; i += stride) {
+    if (i < n) {
+      const refk::Philox r(seed, offset + static_cast<uint64_t>(i / 2));
+      keys[i] = refk::randperm_key(r, i);
+      index[i] = i;
+    } else {
+      keys[i] = UINT64_MAX;
+      index[i] = INT64_MAX;
+    }
+  }
+}
+
+// One compare-exchange step of a bitonic sort of (key, index) pairs, which
+// are all distinct, so the order is the CPU library's.
+__global__ void bitonic_step_kernel(int64_t padded, int64_t j, int64_t k, uint64_t* keys, int64_t* index) {
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < padded; i += stride) {
+    const int64_t l = i ^ j;
+    if (l <= i) continue;
+    const bool up = (i & k) == 0;
+    const bool greater = keys[i] != keys[l] ? keys[i] > keys[l] : index[i] > index[l];
+    if (greater == up) {
+      const uint64_t tk = keys[i];
+      keys[i] = keys[l];
+      keys[l] = tk;
+      const int64_t ti = index[i];
+      index[i] = index[l];
+      index[l] = ti;
+    }
+  }
+}
+
+template <class T>
+__global__ void randperm_write_kernel(int64_t n, const int64_t* index, T* out, int64_t stride_out) {
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    out[i * stride_out] = store<T>(index[i]);
+  }
+}
+
 }  // namespace
 }  // namespace refkc
 
@@ -130,6 +177,38 @@ refkStatus refkArange(const refkContext* ctx, const refkTensor* out, refkScalar 
       return launched("arange");
     }
   });
+}
+
+refkStatus refkRandperm(const refkContext* ctx, const refkTensor* out, uint64_t seed, uint64_t offset) {
+  if (out->ndim != 1) return fail(refkErrorInvalidValue, "randperm: out must be 1-d");
+  const int64_t n = out->sizes[0];
+  if (n == 0) return refkSuccess;
+  if (out->dtype == refkBool) return unsupported("randperm", out->dtype);
+  int64_t padded = 1;
+  while (padded < n) padded *= 2;
+  const cudaStream_t st = stream_of(ctx);
+  uint64_t* keys = nullptr;
+  const cudaError_t e = cudaMallocAsync(reinterpret_cast<void**>(&keys), static_cast<size_t>(padded) * 16, st);
+  if (e != cudaSuccess) return fail(refkErrorInvalidValue, std::string("randperm: ") + cudaGetErrorString(e));
+  int64_t* index = reinterpret_cast<int64_t*>(keys + padded);
+  const unsigned blocks = blocks_for(padded);
+  randperm_keys_kernel<<<blocks, 256, 0, st>>>(n, padded, seed, offset, keys, index);
+  refkStatus s = launched("randperm");
+  for (int64_t k = 2; s == refkSuccess && k <= padded; k *= 2) {
+    for (int64_t j = k / 2; s == refkSuccess && j > 0; j /= 2) {
+      bitonic_step_kernel<<<blocks, 256, 0, st>>>(padded, j, k, keys, index);
+      s = launched("randperm");
+    }
+  }
+  if (s == refkSuccess) {
+    s = dispatch(out->dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      randperm_write_kernel<T><<<blocks_for(n), 256, 0, st>>>(n, index, static_cast<T*>(out->data), out->strides[0]);
+      return launched("randperm");
+    });
+  }
+  cudaFreeAsync(keys, st);
+  return s;
 }
 
 }  // extern "C"
