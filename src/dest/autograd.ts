@@ -20,9 +20,10 @@
  * An entry gets a Function when PyTorch's rules for one are simple: a
  * functional schema (no mutation, no views), Tensor returns, and arguments
  * a Function can save (Note [Saved arguments]); any other entry is
- * registered as torchgen does, and `gen` says so. Outputs that cannot have a
- * gradient (integral or bool dtype) are marked non-differentiable, as
- * derivatives.yaml's output_differentiability and autograd do for them.
+ * registered as torchgen does. Outputs derivatives.yaml's
+ * output_differentiability marks False, and outputs that cannot have a
+ * gradient (integral or bool dtype), are marked non-differentiable, as
+ * VariableType does.
  *
  * Note [Saved arguments]: tensors are saved with save_for_backward (an
  * absent `Tensor?` as an undefined tensor); int, float, bool, str, Scalar
@@ -75,6 +76,8 @@ interface FnModel {
   readonly overload: string;
   readonly func: FunctionSchema;
   readonly backward: CustomOp | null;
+  /** Returns derivatives.yaml's output_differentiability marks False. */
+  readonly nonDifferentiable: readonly number[];
 }
 
 function cxxString(s: string): string {
@@ -144,6 +147,10 @@ function emitFunction(m: FnModel, device: string): { code: string; wrapper: stri
         `    ctx->saved_data[${cxxString(a.name)}] = ${savedValue(printType(a.type).replace(/\[\d+\]$/, "[]")).store(a.name)};`,
       );
     }
+  }
+  if (m.nonDifferentiable.length > 0) {
+    L.push("    // derivatives.yaml: output_differentiability");
+    L.push(`    ctx->mark_non_differentiable({${m.nonDifferentiable.map((i) => outs[i]!).join(", ")}});`);
   }
   L.push(`    for (const at::Tensor& r : {${outs.join(", ")}}) {`);
   L.push(
@@ -234,6 +241,7 @@ export function emitAutogradFunctions(plan: Plan, headerName: string, banner: st
       overload: e.fn.func.name.overloadName,
       func: e.fn.func,
       backward: bk === undefined ? null : byKernel.get(bk)!,
+      nonDifferentiable: plan.nonDifferentiableOutputs.get(e.name) ?? [],
     });
   }
   for (const o of c.custom) {
@@ -244,6 +252,7 @@ export function emitAutogradFunctions(plan: Plan, headerName: string, banner: st
       overload: dot < 0 ? "" : o.name.slice(dot + 1),
       func: o.func,
       backward: o.backward === null ? null : byKernel.get(o.backward)!,
+      nonDifferentiable: [],
     });
   }
   const fns = models.map((m) => ({ m, ...emitFunction(m, c.device) }));

@@ -96,6 +96,12 @@ export interface Plan {
   readonly torchVersion: string;
   /** How many overloads this torch tags `core` (the manifest's core_total). */
   readonly coreTotal: number;
+  /**
+   * For `autograd:` entries that get a Function: the returns derivatives.yaml's
+   * output_differentiability marks False (indexes), by op name (Note
+   * [Autograd entries are Functions] in autograd.ts). Empty otherwise.
+   */
+  readonly nonDifferentiableOutputs: ReadonlyMap<string, readonly number[]>;
 }
 
 function kernelDecl(entry: OpEntry, config: BackendConfig, autograd: boolean): KernelDecl {
@@ -355,5 +361,22 @@ export function buildPlan(config: BackendConfig, catalog: OperatorCatalog): Plan
   ];
   const runtime = config.runtime.map((e) => e.fn).sort((a, b) => cmp(a.name, b.name));
   const coreTotal = catalog.functions.filter((f) => f.tags.includes("core")).length;
-  return { config, backend, autograd, declarations, skipped, runtime, torchVersion: catalog.torchVersion, coreTotal };
+  // derivatives.yaml is read only when an entry gets a Function.
+  const nonDifferentiableOutputs = new Map<string, number[]>();
+  for (const name of wrapped) {
+    const flags = catalog.derivatives.get(name)?.outputDifferentiability ?? null;
+    const off = (flags ?? []).flatMap((d, i) => (d ? [] : [i]));
+    if (off.length > 0) nonDifferentiableOutputs.set(name, off);
+  }
+  return {
+    config,
+    backend,
+    autograd,
+    declarations,
+    skipped,
+    runtime,
+    torchVersion: catalog.torchVersion,
+    coreTotal,
+    nonDifferentiableOutputs,
+  };
 }

@@ -174,6 +174,8 @@ export interface DerivativeInfo {
   readonly loc: YamlLoc;
   /** Argument names that have a formula (keys other than name/dispatch/result/output_differentiability). */
   readonly differentiable: readonly string[];
+  /** `output_differentiability:`, one flag per return, or null when the entry has none (all differentiable). */
+  readonly outputDifferentiability: readonly boolean[] | null;
 }
 
 export interface TagInfo {

@@ -353,5 +353,14 @@ describe("derivatives.yaml", () => {
     expect(got.size).toBe(want.size);
     for (const [name, keys] of want) expect(got.get(name)?.differentiable, name).toEqual(keys);
     expect(got.get("mul.Tensor")?.differentiable).toEqual(["self", "other"]);
+    // output_differentiability, as the yaml package reads it (null: the key is absent).
+    for (const e of parseYaml(text) as Record<string, unknown>[]) {
+      const name = String(e.name).trim();
+      // A condition (a string) counts as differentiable.
+      const raw = e.output_differentiability as (boolean | string)[] | undefined;
+      const flags = raw === undefined ? null : raw.map((v) => v !== false);
+      expect(got.get(name.slice(0, name.indexOf("(")).trim())?.outputDifferentiability, name).toEqual(flags);
+    }
+    expect(got.get("log_sigmoid_forward")?.outputDifferentiability).toEqual([true, false]);
   });
 });

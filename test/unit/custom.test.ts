@@ -220,6 +220,16 @@ describe("generated autograd and custom operators", () => {
     expect(py).toContain('REFERENCES = {"fused_bias_gelu": _reference_fused_bias_gelu');
   });
 
+  it("marks the outputs derivatives.yaml calls non-differentiable", () => {
+    const t = y(...HEAD, "autograd:", "  - op: log_sigmoid_forward");
+    const cpp = generate(parseBackendYaml(t, "backend.yaml", catalog), catalog).find(
+      (f) => f.path === "AutogradFunctions.cpp",
+    )!.content;
+    // log_sigmoid_forward's buffer: output_differentiability: [True, False]
+    expect(cpp).toContain("ctx->mark_non_differentiable({std::get<1>(result)});");
+    expect(cpp).toContain("backward of log_sigmoid_forward not implemented for mychip");
+  });
+
   it("keeps torchgen's meaning for autograd entries written as names", () => {
     const t = y(...HEAD, "autograd:", "  - relu");
     const f = generate(parseBackendYaml(t, "backend.yaml", catalog), catalog).map((x) => x.path);
