@@ -61,22 +61,6 @@ refkStatus refkEmbeddingBag(const refkContext*, const refkTensor*, const refkTen
   return not_implemented("refkEmbeddingBag");
 }
 
-refkStatus refkLstmCell(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
-                        const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*) {
-  return not_implemented("refkLstmCell");
-}
-refkStatus refkLstmCellBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
-                                const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*) {
-  return not_implemented("refkLstmCellBackward");
-}
-refkStatus refkGruCell(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, const refkTensor*,
-                       const refkTensor*, const refkTensor*, const refkTensor*) {
-  return not_implemented("refkGruCell");
-}
-refkStatus refkGruCellBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
-                               const refkTensor*, const refkTensor*) {
-  return not_implemented("refkGruCellBackward");
-}
 
 refkStatus refkBiasGelu(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int32_t) {
   return not_implemented("refkBiasGelu");
