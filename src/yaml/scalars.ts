@@ -11,6 +11,8 @@ export type PlainScalar = string | number | boolean | null;
 const TRUE = new Set(["yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"]);
 const FALSE = new Set(["no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"]);
 const NULL = new Set(["", "~", "null", "Null", "NULL"]);
+/** First characters of the null and boolean words: n N y Y t T f F o O. */
+const WORD_START = new Set([..."nNyYtTfFoO"].map((ch) => ch.charCodeAt(0)));
 const INT =
   /^(?:[-+]?0b[01_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$/;
 const FLOAT =
@@ -53,12 +55,16 @@ function float(s: string): number {
 
 /** A plain scalar's value: null, boolean, integer, float, or the string itself. */
 export function resolvePlain(s: string): PlainScalar {
+  // Most values (kernel names, `function, method`, schemas) are no special
+  // scalar; those start with ~, a number's first character, or (null and the
+  // booleans, at most 5 long) n/N/y/Y/t/T/f/F/o/O.
+  const c = s.charCodeAt(0);
+  const number = (c >= 48 && c <= 57) || c === 45 || c === 43 || c === 46;
+  if (!number && c !== 126 && (s.length > 5 || !WORD_START.has(c))) return s.length > 0 ? s : null;
   if (NULL.has(s)) return null;
   const b = yamlBool(s);
   if (b !== undefined) return b;
-  const c = s.charCodeAt(0);
-  // Numbers start with a digit, a sign or a dot.
-  if ((c >= 48 && c <= 57) || c === 45 || c === 43 || c === 46) {
+  if (number) {
     if (INT.test(s)) return int(s);
     if (FLOAT.test(s)) return float(s);
   }
