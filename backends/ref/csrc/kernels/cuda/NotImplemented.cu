@@ -16,12 +16,6 @@ using refkc::not_implemented;
 
 extern "C" {
 
-refkStatus refkCdist(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, double) {
-  return not_implemented("refkCdist");
-}
-refkStatus refkPdist(const refkContext*, const refkTensor*, const refkTensor*, double) {
-  return not_implemented("refkPdist");
-}
 
 refkStatus refkPool(const refkContext*, refkPoolMode, const refkTensor*, const refkTensor*, const refkTensor*,
                     const refkPoolParams*) {
