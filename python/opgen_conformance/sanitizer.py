@@ -42,13 +42,14 @@ def report_files(log_dir: str | None, pid: int) -> list[str]:
 
 
 def _short_frame(text: str) -> str:
-    """'refk_x(float*) /abs/p/csrc/kernels/cpu/Unary.cpp:42:7' -> 'refk_x(float*) csrc/kernels/cpu/Unary.cpp:42'."""
+    """'refk_x(float*) /abs/p/csrc/kernels/cpu/Unary.cpp:42:7' -> 'refk_x(float*) csrc/kernels/cpu/Unary.cpp:42';
+    paths relative to the build directory (ccache's CCACHE_BASEDIR makes them so) alike."""
     text = text.strip()
-    m = re.search(r"(?:^|\s)(/\S+?):(\d+)(?::\d+)?$", text)
+    m = re.search(r"(?:^|\s)([^\s()]+?\.\w+):(\d+)(?::\d+)?$", text)
     if m:
         where = m.group(1)
-        i = where.find("/csrc/")
-        where = where[i + 1 :] if i >= 0 else os.path.basename(where)
+        i = where.find("csrc/")
+        where = where[i:] if i >= 0 and (i == 0 or where[i - 1] == "/") else os.path.basename(where)
         return f"{text[: m.start()].strip()} {where}:{m.group(2)}"
     return text
 

@@ -40,11 +40,15 @@ class RealReports(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.dir, True)
 
     def run_planted(self, source, sanitizer, env_name, log_prefix):
-        src = os.path.join(self.dir, "planted.cpp")
-        exe = os.path.join(self.dir, "planted")
-        with open(src, "w") as f:
+        # Compiled as the extension's sources are, from a build directory with
+        # a relative path (what ccache's CCACHE_BASEDIR makes of them).
+        os.makedirs(os.path.join(self.dir, "csrc"))
+        os.makedirs(os.path.join(self.dir, "build"))
+        with open(os.path.join(self.dir, "csrc", "planted.cpp"), "w") as f:
             f.write(source)
-        subprocess.run(["g++", "-O1", "-g1", "-fno-omit-frame-pointer", f"-fsanitize={sanitizer}", src, "-o", exe], check=True)
+        exe = os.path.join(self.dir, "planted")
+        cmd = ["g++", "-O1", "-g1", "-fno-omit-frame-pointer", f"-fsanitize={sanitizer}", "../csrc/planted.cpp", "-o", exe]
+        subprocess.run(cmd, check=True, cwd=os.path.join(self.dir, "build"))
         env = dict(os.environ)
         env[env_name] = f"halt_on_error=1:print_stacktrace=1:detect_leaks=0:log_path={os.path.join(self.dir, log_prefix)}"
         p = subprocess.Popen([exe], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -56,7 +60,7 @@ class RealReports(unittest.TestCase):
         msg = crash_message(self.dir, pid)
         self.assertIsNotNone(msg)
         self.assertTrue(msg.startswith("AddressSanitizer: heap-buffer-overflow (READ of size 4)"), msg)
-        self.assertRegex(msg, r"#0 refk_sum_plus_one\S* .*planted\.cpp:5")
+        self.assertRegex(msg, r"#0 refk_sum_plus_one\(.*?\) csrc/planted\.cpp:5;")
         self.assertIn("#1 main", msg)
 
     def test_ubsan_signed_overflow(self):
@@ -64,7 +68,7 @@ class RealReports(unittest.TestCase):
         msg = crash_message(self.dir, pid)
         self.assertIsNotNone(msg)
         self.assertIn("UndefinedBehaviorSanitizer: signed integer overflow", msg)
-        self.assertIn("at planted.cpp:5;", msg)
+        self.assertIn("at csrc/planted.cpp:5;", msg)
         self.assertRegex(msg, r"#0 refk_add_int")
 
     def test_no_report(self):
