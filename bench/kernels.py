@@ -103,6 +103,13 @@ def main():
          (torch.randn(32, 64, 56, 56, generator=g), torch.randn(64, 64, 3, 3, generator=g))),
         ("max_pool2d 3x3/2 pad 1 32x64x112x112 f32", lambda t: F.max_pool2d(t[0], 3, 2, 1),
          (torch.randn(32, 64, 112, 112, generator=g),)),
+        ("rfft dim=-1 4096x4096 f32", lambda t: torch.fft.rfft(t[0]), (sq,)),
+        ("rfft dim=-1 1024x4099 f32 (prime)", lambda t: torch.fft.rfft(t[0]),
+         (torch.randn(1024, 4099, generator=g),)),
+        ("fft2 1024x1024 c64", lambda t: torch.fft.fft2(t[0]),
+         (torch.randn(1024, 1024, dtype=torch.complex64, generator=g),)),
+        ("sdpa 8x8x512x64 f32 causal", lambda t: F.scaled_dot_product_attention(*t, is_causal=True),
+         tuple(torch.randn(8, 8, 512, 64, generator=g) for _ in range(3))),
         ("MLP step 256x1024-1024-10, SGD momentum", mlp_step,
          (torch.randn(256, 1024, generator=g), torch.randint(0, 10, (256,), generator=g))),
     ]

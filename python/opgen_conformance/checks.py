@@ -242,6 +242,74 @@ def _thnn_fused_gru_cell_backward(grad_hy, workspace, has_bias):
     return gi, gh, (go * z).to(dt), gi.sum(0) if has_bias else None, gh.sum(0) if has_bias else None
 
 
+# The fused attention a PrivateUse1 device offers
+# (_scaled_dot_product_fused_attention_overrideable and its backward) has no
+# CPU kernel: eager CPU raises NotImplementedError. Its reference is the
+# attention it computes, in torch ops: softmax(scale * q @ k^T + attn_bias,
+# causal keys above the diagonal at -inf) @ v, logsumexp over keys, empty
+# cum_seq/philox/debug tensors, max_q = L and max_k = S; the backward is
+# autograd's gradient of that, per grad_input_mask. float32 and float64.
+def _sdpa_checked(query, key, value, attn_bias, dropout_p, is_causal):
+    if query.dim() != 4 or key.dim() != 4 or value.dim() != 4:
+        raise RuntimeError("expected 4-d query, key and value")
+    if key.dtype != query.dtype or value.dtype != query.dtype:
+        raise RuntimeError("expected query, key and value of one dtype")
+    if query.dtype not in (torch.float32, torch.float64):
+        raise NotImplementedError(f"not implemented for '{query.dtype}'")
+    if key.shape[:2] != query.shape[:2] or value.shape[:2] != query.shape[:2] or key.size(3) != query.size(3) \
+            or value.size(2) != key.size(2):
+        raise RuntimeError("query, key and value shapes do not match")
+    if attn_bias is not None:
+        torch.broadcast_shapes(attn_bias.shape, (*query.shape[:3], key.size(2)))
+        if attn_bias.dim() > 4:
+            raise RuntimeError("attn_bias must broadcast to (B, H, L, S)")
+    if dropout_p != 0.0:
+        raise NotImplementedError("no dropout")
+    if is_causal and attn_bias is not None:
+        raise RuntimeError("Explicit attn_mask should not be set when is_causal=True")
+
+
+def _sdpa_scores(query, key, attn_bias, is_causal, scale):
+    s = (query @ key.transpose(-2, -1)) * (scale if scale is not None else query.size(-1) ** -0.5)
+    if attn_bias is not None:
+        s = s + attn_bias.to(s.dtype)
+    if is_causal:
+        above = torch.ones(query.size(2), key.size(2), dtype=torch.bool).triu(1)
+        s = s.masked_fill(above, float("-inf"))
+    return s
+
+
+def _sdpa_overrideable(query, key, value, attn_bias=None, dropout_p=0.0, is_causal=False, return_debug_mask=False,
+                       *, scale=None):
+    _sdpa_checked(query, key, value, attn_bias, dropout_p, is_causal)
+    if return_debug_mask:
+        raise NotImplementedError("return_debug_mask")
+    s = _sdpa_scores(query, key, attn_bias, is_causal, scale)
+    out = (torch.softmax(s, -1) @ value) if key.size(2) > 0 else torch.zeros(*query.shape[:3], value.size(3),
+                                                                            dtype=query.dtype)
+    empty = torch.empty(0, dtype=torch.int64)
+    return (out.contiguous(), torch.logsumexp(s, -1).detach(), empty, empty.clone(), query.size(2), key.size(2),
+            empty.clone(), empty.clone(), torch.empty(0, dtype=query.dtype))
+
+
+@torch.no_grad()  # not differentiable (no derivatives.yaml entry)
+def _sdpa_overrideable_backward(grad_out, query, key, value, attn_bias, grad_input_mask, out, logsumexp, cum_seq_q,
+                                cum_seq_k, max_q, max_k, dropout_p, is_causal, philox_seed, philox_offset, *,
+                                scale=None):
+    # attn_bias is a Tensor here, never None: autograd passes an undefined one
+    # for no bias, which Python cannot; a causal sample's bias then adds too.
+    _sdpa_checked(query, key, value, attn_bias, dropout_p, False)
+    with torch.enable_grad():
+        inputs = [t.detach().requires_grad_() for t in (query, key, value, attn_bias)]
+        s = _sdpa_scores(inputs[0], inputs[1], inputs[3], is_causal, scale)
+        o = torch.softmax(s, -1) @ inputs[2]
+        grads = torch.autograd.grad(o, inputs, grad_out, allow_unused=True)
+    return tuple(
+        (g if g is not None else torch.zeros_like(t)).contiguous() if m else None
+        for g, t, m in zip(grads, inputs, grad_input_mask)
+    )
+
+
 def _into_outs(fn: Callable[..., Any]) -> Callable[..., Any]:
     """fn's results copied into its out= variant's outs (out0, out1, ...)."""
 
@@ -266,6 +334,8 @@ CPU_REFERENCES: dict[str, Callable[..., Any]] = {
     "_thnn_fused_gru_cell.out": _into_outs(_thnn_fused_gru_cell),
     "_thnn_fused_gru_cell_backward": _contiguous_results(_thnn_fused_gru_cell_backward),
     "_thnn_fused_gru_cell_backward.out": _into_outs(_thnn_fused_gru_cell_backward),
+    "_scaled_dot_product_fused_attention_overrideable": _sdpa_overrideable,
+    "_scaled_dot_product_fused_attention_overrideable_backward": _sdpa_overrideable_backward,
 }
 
 
@@ -290,6 +360,8 @@ def _compare(dev: Any, ref: Any, rtol: float, atol: float) -> str | None:
             if d.dtype != ref.dtype:
                 d = d.to(ref.dtype)
             r = ref.detach()
+            if r.dtype == torch.complex32:  # eager CPU compares no complex32: compare its parts
+                d, r = torch.view_as_real(d), torch.view_as_real(r)
             # fast paths; assert_close (~1 ms) only runs to explain a mismatch
             if d.layout == torch.strided and r.layout == torch.strided:
                 if torch.equal(d, r):

@@ -493,9 +493,101 @@ def _foreach_lists(dt: torch.dtype, n: int) -> list[list[torch.Tensor]]:
     return [[_make((3,), dt), _make((2, 2), dt, noncontig=True)] for _ in range(n)]
 
 
+# The FFT primitives take their signal in the task's real precision: real
+# for _fft_r2c, complex of that precision (float32 -> complex64) for
+# _fft_c2c and _fft_c2r, whose schemas alone make only real (refused)
+# inputs and whose OpInfo samples reach them only from complex ones. Lengths
+# cover radix 2 and 4, other small primes and a large prime (97, Bluestein's
+# algorithm in the reference backend), several dims, every normalization,
+# both onesided modes and strided signals. Eager CPU has no half FFT: the
+# half types get their real signal, which both sides refuse.
+def _fft_signal(shape: tuple, dt: torch.dtype, complex_: bool, transposed: bool = False) -> torch.Tensor:
+    cdt = dt.to_complex() if complex_ and dt in (torch.float32, torch.float64) else dt
+    if transposed:
+        return _make(tuple(reversed(shape)), cdt).permute(*reversed(range(len(shape))))
+    return _make(shape, cdt)
+
+
+def _fft_r2c(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    x = lambda shape, t=False: _fft_signal(shape, dt, False, t)  # noqa: E731
+    return [
+        ((x((3, 12)), [1], 0, True), "r2c-onesided"),
+        ((x((2, 97)), [1], 1, False), "r2c-prime-full"),
+        ((x((5, 6, 7)), [0, 2], 2, True), "r2c-2d"),
+        ((x((4, 10), True), [0, 1], 0, False), "r2c-strided"),
+        ((x((1,)), [0], 2, True), "r2c-length-1"),
+    ]
+
+
+def _fft_c2c(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    c = lambda shape, t=False: _fft_signal(shape, dt, True, t)  # noqa: E731
+    return [
+        ((c((3, 16)), [1], 0, True), "c2c-forward"),
+        ((c((2, 97)), [1], 2, False), "c2c-prime-backward"),
+        ((c((6, 5, 3)), [0, 1, 2], 1, True), "c2c-3d"),
+        ((c((9, 4), True), [0], 1, False), "c2c-strided"),
+    ]
+
+
+def _fft_c2r(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    c = lambda shape, t=False: _fft_signal(shape, dt, True, t)  # noqa: E731
+    return [
+        ((c((3, 7)), [1], 0, 12), "c2r-even"),
+        ((c((2, 49)), [1], 2, 97), "c2r-prime"),
+        ((c((4, 5, 3)), [0, 2], 1, 5), "c2r-2d"),
+        ((c((6, 4), True), [1], 0, 7), "c2r-strided"),
+    ]
+
+
+# The fused attention (eager CPU's reference: checks.py's): q (B, H, L, E),
+# k (B, H, S, E), v (B, H, S, Ev) with L != S and E != Ev, a bias that
+# broadcasts, the causal mask, strided inputs; the backward gets the
+# forward's outputs and every grad_input_mask the derivative formula sends.
+def _sdpa_inputs(dt: torch.dtype, noncontig: bool = False) -> tuple[torch.Tensor, ...]:
+    def make(shape):
+        return _make(shape, dt).transpose(1, 2).contiguous().transpose(1, 2) if noncontig else _make(shape, dt)
+
+    return make((2, 3, 5, 8)), make((2, 3, 7, 8)), make((2, 3, 7, 4))
+
+
+def _sdpa(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    q, k, v = _sdpa_inputs(dt)
+    return [
+        ((q, k, v), "sdpa"),
+        ((q, k, v, _make((3, 1, 7), dt)), "sdpa-bias-broadcast"),
+        ((q, k, v, None, 0.0, True), "sdpa-causal"),
+        (_sdpa_inputs(dt, noncontig=True), "sdpa-strided"),
+    ]
+
+
+def _sdpa_backward(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    if dt not in (torch.float32, torch.float64):
+        q, k, v = _sdpa_inputs(dt)
+        e = torch.empty(0, dtype=torch.int64)
+        return [((_make((2, 3, 5, 4), dt), q, k, v, _make((5, 7), dt), [True] * 4, _make((2, 3, 5, 4), dt),
+                  _make((2, 3, 5), dt), e, e, 5, 7, 0.0, False, e, e), "sdpa-backward")]
+    from .checks import _sdpa_overrideable
+
+    found = []
+    for variant, bias, causal, mask in (("sdpa-backward", (5, 7), False, [True, True, True, True]),
+                                        ("sdpa-backward-broadcast-bias", (3, 1, 7), False, [True, False, True, True]),
+                                        ("sdpa-backward-causal", (1,), True, [True, True, True, False])):
+        q, k, v = _sdpa_inputs(dt)
+        b = _make(bias, dt)
+        out, lse, cq, ck, mq, mk, ps, po, _ = _sdpa_overrideable(q, k, v, None if causal else b, 0.0, causal)
+        found.append(((_make(tuple(out.shape), dt), q, k, v, b, mask, out, lse, cq, ck, mq, mk, 0.0, causal, ps, po),
+                      variant))
+    return found
+
+
 _HANDMADE: dict[str, Callable[[torch.dtype], list[tuple[tuple, str]]]] = {
     "col2im": _col2im,
     "_embedding_bag": _embedding_bag,
+    "_fft_r2c": _fft_r2c,
+    "_fft_c2c": _fft_c2c,
+    "_fft_c2r": _fft_c2r,
+    "_scaled_dot_product_fused_attention_overrideable": _sdpa,
+    "_scaled_dot_product_fused_attention_overrideable_backward": _sdpa_backward,
     "_foreach_div_.ScalarList": lambda dt: [((_foreach_lists(dt, 1)[0], [2.0, -0.5]), "foreach")],
     **{cell: (lambda dt, cell=cell: _cell_samples(cell, dt) or []) for cell in _CELL_GATES},
     "_foreach_addcdiv_.ScalarList": lambda dt: [

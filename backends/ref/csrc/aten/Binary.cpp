@@ -59,7 +59,12 @@ at::Tensor binary(const at::Tensor& a, const at::Tensor& b, refkBinaryOp op, Rul
       TORCH_CHECK_NOT_IMPLEMENTED(compute != c10::kBool, "\"", name, "\" not implemented for 'Bool'");
       break;
   }
-  kernel_dtype(compute, name);
+  // Note [Complex dtypes] (RefKernels.h): the library adds, subtracts,
+  // multiplies and divides complex tensors (what torch.fft's gradients and
+  // spectral user code do); any other op refuses them.
+  const bool complex_arith =
+      c10::isComplexType(compute) && (op == refkAdd || op == refkSub || op == refkMul || op == refkDiv);
+  if (!complex_arith) kernel_dtype(compute, name);
   const auto shape = at::infer_size(a.sizes(), b.sizes());
   // Note [Reduced-precision scalars]: ATen's CPU mul and true division keep a
   // scalar operand of a float16/bfloat16 op in float (its opmath) instead of
@@ -73,9 +78,9 @@ at::Tensor binary(const at::Tensor& a, const at::Tensor& b, refkBinaryOp op, Rul
   const at::Tensor y = to_dtype(b, kernel_compute, device, name);
   at::Tensor out = empty(shape, opmath_scalar ? kernel_compute : result, device);
   if (out.numel() == 0) return opmath_scalar ? empty(shape, result, device) : out;
-  const refkTensor o = describe(out, name);
-  const refkTensor dx = describe_as(x, shape, name);
-  const refkTensor dy = describe_as(y, shape, name);
+  const refkTensor o = complex_arith ? describe_storage(out, name) : describe(out, name);
+  const refkTensor dx = complex_arith ? describe_storage_as(x, shape, name) : describe_as(x, shape, name);
+  const refkTensor dy = complex_arith ? describe_storage_as(y, shape, name) : describe_as(y, shape, name);
   const refkContext ctx = context();
   check(refkBinary(&ctx, op, &o, &dx, &dy, kernel_scalar(alpha)), name);
   return opmath_scalar ? to_dtype(out, result, device, name) : out;

@@ -13,25 +13,45 @@
 
 namespace opgen_ref {
 
-bool has_kernel_dtype(c10::ScalarType t) { return runtime::kernel_dtype_of(t).has_value(); }
+namespace {
 
-refkDtype kernel_dtype(c10::ScalarType t, const char* op) {
+refkDtype storage_dtype(c10::ScalarType t, const char* op, bool complex) {
   const auto d = runtime::kernel_dtype_of(t);
-  TORCH_CHECK_NOT_IMPLEMENTED(d.has_value(), "\"", op, "\" not implemented for '", c10::toString(t), "' on ",
-                              c10::get_privateuse1_backend());
+  TORCH_CHECK_NOT_IMPLEMENTED(d.has_value() && (complex || !c10::isComplexType(t)), "\"", op,
+                              "\" not implemented for '", c10::toString(t), "' on ", c10::get_privateuse1_backend());
   return *d;
 }
 
-refkTensor describe(const at::Tensor& t, const char* op) {
-  return describe_as(t, t.sizes(), op);
+refkTensor describe_with(const at::Tensor& t, at::IntArrayRef shape, const char* op, bool complex);
+
+}  // namespace
+
+bool has_kernel_dtype(c10::ScalarType t) {
+  return runtime::kernel_dtype_of(t).has_value() && !c10::isComplexType(t);
 }
 
+refkDtype kernel_dtype(c10::ScalarType t, const char* op) { return storage_dtype(t, op, false); }
+
+refkTensor describe(const at::Tensor& t, const char* op) { return describe_with(t, t.sizes(), op, false); }
+
 refkTensor describe_as(const at::Tensor& t, at::IntArrayRef shape, const char* op) {
+  return describe_with(t, shape, op, false);
+}
+
+refkTensor describe_storage(const at::Tensor& t, const char* op) { return describe_with(t, t.sizes(), op, true); }
+
+refkTensor describe_storage_as(const at::Tensor& t, at::IntArrayRef shape, const char* op) {
+  return describe_with(t, shape, op, true);
+}
+
+namespace {
+
+refkTensor describe_with(const at::Tensor& t, at::IntArrayRef shape, const char* op, bool complex) {
   TORCH_CHECK(static_cast<int64_t>(shape.size()) <= REFK_MAX_DIMS, op, ": tensors of more than ", REFK_MAX_DIMS,
               " dimensions are not supported on ", c10::get_privateuse1_backend());
   refkTensor d{};
   d.data = t.numel() == 0 ? nullptr : const_cast<void*>(t.const_data_ptr());
-  d.dtype = kernel_dtype(t.scalar_type(), op);
+  d.dtype = storage_dtype(t.scalar_type(), op, complex);
   d.ndim = static_cast<int32_t>(shape.size());
   // Right-aligned broadcast: dims t lacks, or has as 1 where shape does not, get stride 0.
   const int64_t offset = static_cast<int64_t>(shape.size()) - t.dim();
@@ -50,6 +70,8 @@ refkTensor describe_as(const at::Tensor& t, at::IntArrayRef shape, const char* o
   }
   return d;
 }
+
+}  // namespace
 
 refkTensor describe_nonempty(const at::Tensor& t, const char* op) {
   refkTensor d = describe(t, op);
@@ -105,7 +127,7 @@ at::Tensor empty(at::IntArrayRef shape, c10::ScalarType dtype, c10::Device devic
 
 at::Tensor scalar_tensor_on(const c10::Scalar& s, c10::ScalarType dtype, c10::Device device) {
   at::Tensor t = empty({}, dtype, device);
-  const refkTensor d = describe(t, "scalar_tensor");
+  const refkTensor d = describe_storage(t, "scalar_tensor");  // a real value fills complex as (value, 0)
   const refkContext ctx = context();
   check(refkFill(&ctx, &d, kernel_scalar(s)), "scalar_tensor");
   return t;
@@ -124,8 +146,8 @@ at::Tensor to_dtype(const at::Tensor& t, c10::ScalarType dtype, c10::Device devi
 
 void copy_into(const at::Tensor& dst, const at::Tensor& src, const char* op) {
   if (dst.numel() == 0) return;
-  const refkTensor d = describe(dst, op);
-  const refkTensor s = describe_as(src, dst.sizes(), op);
+  const refkTensor d = describe_storage(dst, op);
+  const refkTensor s = describe_storage_as(src, dst.sizes(), op);
   const refkContext ctx = context();
   check(refkCopy(&ctx, &d, &s), op);
 }

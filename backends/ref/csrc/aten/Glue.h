@@ -43,8 +43,9 @@
 
 namespace opgen_ref {
 
-// The library's dtype for a torch dtype; throws for dtypes the library lacks
-// (complex, quantized, float8...), with the op's name.
+// The library's dtype for a torch dtype its compute calls take; throws for
+// dtypes the library lacks (quantized, float8...) and for complex, with the
+// op's name.
 refkDtype kernel_dtype(c10::ScalarType t, const char* op);
 bool has_kernel_dtype(c10::ScalarType t);
 
@@ -55,6 +56,13 @@ refkTensor describe_as(const at::Tensor& t, at::IntArrayRef shape, const char* o
 // A descriptor that sees a 0-d tensor as 1-d of size 1, as ATen's
 // ensure_nonempty_* helpers do for gather, scatter and the losses' targets.
 refkTensor describe_nonempty(const at::Tensor& t, const char* op);
+
+// Note [Complex dtypes] (RefKernels.h): the library stores complex tensors,
+// copies, fills, adds, multiplies and transforms them, nothing else; so
+// kernel_dtype and describe refuse complex, and only the glue of those calls
+// uses these, which take it.
+refkTensor describe_storage(const at::Tensor& t, const char* op);
+refkTensor describe_storage_as(const at::Tensor& t, at::IntArrayRef shape, const char* op);
 
 // The stream and host threads of the current device.
 refkContext context();

@@ -51,6 +51,13 @@ typedef enum refkDtype {
   refkBFloat16 = 7,
   refkFloat32 = 8,
   refkFloat64 = 9,
+  // Note [Complex dtypes]: interleaved (real, imag) pairs of float32 or
+  // float64 (C99's float _Complex layout, as c10::complex). Only refkCopy,
+  // refkFill, refkFft and refkBinary's refkAdd, refkSub, refkMul and
+  // refkDiv take them (what torch.fft's callers and gradients need); every
+  // other call answers refkErrorUnsupportedDtype.
+  refkComplex64 = 10,
+  refkComplex128 = 11,
 } refkDtype;
 
 typedef struct refkTensor {
@@ -79,6 +86,9 @@ const char* refkLastError(void);
 
 // dst[i] = (dst.dtype) src[i]: any dtypes, any strides (the dtype cast of
 // .to(), copy_, clone, contiguous, cat into slices, flip, pad, repeat...).
+// A real value becomes (value, 0); a complex one cast to a real dtype keeps
+// its real part (as c10's static_cast_with_inter_type). refkFill's value
+// fills complex elements as (value.f, 0).
 refkStatus refkCopy(const refkContext* ctx, const refkTensor* dst, const refkTensor* src);
 refkStatus refkFill(const refkContext* ctx, const refkTensor* dst, refkScalar value);
 
@@ -614,6 +624,27 @@ refkStatus refkBiasGelu(const refkContext* ctx, const refkTensor* out, const ref
 // grad_in = grad * gelu'(in + bias), same conventions (grad has in's shape).
 refkStatus refkBiasGeluBackward(const refkContext* ctx, const refkTensor* grad_in, const refkTensor* grad,
                                 const refkTensor* in, const refkTensor* bias, int32_t tanh);
+
+// ---- FFT
+//
+// Discrete Fourier transforms over the dims `dims[0 .. ndims)` (distinct,
+// in [0, ndim)) of any length: X[k] = scale * sum_j x[j] * exp(sign * 2 pi
+// i * j * k / n) per dim, sign -1 when forward, +1 otherwise, in the
+// precision of the complex dtype (complex64 with float32, complex128 with
+// float64), the dims one after another.
+// - refkFftC2C: in and out complex of one dtype and shape.
+// - refkFftR2C: real in, complex out of its precision; always forward. The
+//   last listed dim is the real one: out keeps its first out.size(d) <=
+//   in.size(d) frequencies (n / 2 + 1 for a onesided transform); the other
+//   dims have in's sizes.
+// - refkFftC2R: complex in, real out of its precision, one dim (ndims ==
+//   1) of length n = out.size(d), read as the Hermitian half: in.size(d) >=
+//   n / 2 + 1, entries past it are ignored, and so are the imaginary parts
+//   of the zero (and for even n, the n / 2) frequency, as a real result
+//   requires. The glue runs the other dims as a C2C first.
+typedef enum refkFftKind { refkFftC2C, refkFftR2C, refkFftC2R } refkFftKind;
+refkStatus refkFft(const refkContext* ctx, refkFftKind kind, const refkTensor* out, const refkTensor* in,
+                   int32_t ndims, const int32_t* dims, int32_t forward, double scale);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <vector>
 
 namespace opgen_ref::runtime {
 namespace {
@@ -90,6 +91,47 @@ at::Tensor view(const at::Tensor& self, at::IntArrayRef size) {
 
 at::Tensor reshape_alias(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride) {
   return alias(self, size, stride, self.storage_offset());
+}
+
+// view_as_real and view_as_complex (what .real, .imag and torch.fft's
+// callers use): views of another dtype on the same storage, sizes and
+// strides as eager's, with eager's checks (Note [Complex dtypes] in
+// RefKernels.h). A view cannot fall back to CPU: it would be a copy.
+at::Tensor alias_as(const at::Tensor& self, c10::ScalarType dtype, at::IntArrayRef size, at::IntArrayRef stride,
+                    int64_t offset) {
+  auto out = at::detail::make_tensor<c10::TensorImpl>(c10::TensorImpl::VIEW, c10::Storage(self.storage()),
+                                                      self.key_set(), c10::scalarTypeToTypeMeta(dtype));
+  out.unsafeGetTensorImpl()->set_sizes_and_strides(size, stride, offset);
+  return out;
+}
+
+at::Tensor view_as_real(const at::Tensor& self) {
+  TORCH_CHECK(!self.is_conj(), "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the "
+              "conjugate tensor so you can view it as real, use self.resolve_conj()");
+  TORCH_CHECK(self.is_complex(), "view_as_real is only supported for complex tensors");
+  std::vector<int64_t> size = self.sizes().vec(), stride;
+  size.push_back(2);
+  for (const int64_t s : self.strides()) stride.push_back(s * 2);
+  stride.push_back(1);
+  return alias_as(self, c10::toRealValueType(self.scalar_type()), size, stride, self.storage_offset() * 2);
+}
+
+at::Tensor view_as_complex(const at::Tensor& self) {
+  const c10::ScalarType t = self.scalar_type();
+  TORCH_CHECK(t == c10::kFloat || t == c10::kDouble || t == c10::kHalf,
+              "view_as_complex is only supported for float, double and half tensors, but got a tensor of scalar "
+              "type: ", t);
+  TORCH_CHECK(self.dim() != 0, "Input tensor must have one or more dimensions");
+  TORCH_CHECK(self.size(-1) == 2, "Tensor must have a last dimension of size 2");
+  TORCH_CHECK(self.stride(-1) == 1, "Tensor must have a last dimension with stride 1");
+  std::vector<int64_t> stride;
+  for (int64_t d = 0; d + 1 < self.dim(); ++d) {
+    TORCH_CHECK(self.stride(d) % 2 == 0, "Tensor must have a stride divisible by 2 for all but last dimension");
+    stride.push_back(self.stride(d) / 2);
+  }
+  TORCH_CHECK(self.storage_offset() % 2 == 0, "Tensor must have a storage_offset divisible by 2");
+  const at::IntArrayRef sizes = self.sizes();
+  return alias_as(self, c10::toComplexType(t), sizes.slice(0, sizes.size() - 1), stride, self.storage_offset() / 2);
 }
 
 const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size,
@@ -298,6 +340,8 @@ std::optional<refkDtype> kernel_dtype_of(c10::ScalarType t) {
     case c10::kBFloat16: return refkBFloat16;
     case c10::kFloat: return refkFloat32;
     case c10::kDouble: return refkFloat64;
+    case c10::kComplexFloat: return refkComplex64;
+    case c10::kComplexDouble: return refkComplex128;
     default: return std::nullopt;
   }
 }
@@ -337,6 +381,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("as_strided", TORCH_FN(as_strided));
   m.impl("view", TORCH_FN(view));
   m.impl("_reshape_alias", TORCH_FN(reshape_alias));
+  m.impl("view_as_real", TORCH_FN(view_as_real));
+  m.impl("view_as_complex", TORCH_FN(view_as_complex));
   m.impl("resize_", TORCH_FN(resize_));
   m.impl("_copy_from", TORCH_FN(copy_from));
   m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));

@@ -25,6 +25,8 @@ inline const char* dtype_name(refkDtype d) {
     case refkBFloat16: return "bfloat16";
     case refkFloat32: return "float32";
     case refkFloat64: return "float64";
+    case refkComplex64: return "complex64";
+    case refkComplex128: return "complex128";
   }
   return "unknown dtype";
 }

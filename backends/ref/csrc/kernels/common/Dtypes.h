@@ -90,6 +90,16 @@ struct BFloat16 {
   }
 };
 
+// A complex element (Note [Complex dtypes] in RefKernels.h): c10::complex's
+// layout. Arithmetic on it lives with the kernels that use it (cpu/Fft.cpp).
+template <class R>
+struct Complex {
+  R re, im;
+};
+
+template <class T>
+constexpr bool is_complex_v = std::is_same_v<T, Complex<float>> || std::is_same_v<T, Complex<double>>;
+
 template <class T>
 constexpr bool is_half_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 template <class T>
@@ -191,15 +201,29 @@ REFK_HOST_DEVICE inline int64_t itemsize(refkDtype d) {
     case refkInt32:
     case refkFloat32: return 4;
     case refkInt64:
-    case refkFloat64: return 8;
+    case refkFloat64:
+    case refkComplex64: return 8;
+    case refkComplex128: return 16;
   }
   return 0;
 }
 
+REFK_HOST_DEVICE inline bool is_complex(refkDtype d) { return d == refkComplex64 || d == refkComplex128; }
+
+// refkErrorUnsupportedDtype, with a refkLastError text naming `d`; each
+// library defines it.
+refkStatus unsupported_dtype(refkDtype d);
+
 // Calls f(Tag<T>{}) with the storage type of `d` (on the host: a CUDA
-// kernel launch happens inside f).
+// kernel launch happens inside f), for the real dtypes. A complex `d`
+// returns unsupported_dtype's status when f returns a status: only the calls
+// that say so take complex, through dispatch_complex (Note [Complex dtypes]).
 template <class F>
 decltype(auto) dispatch(refkDtype d, F&& f) {
+  using R = decltype(f(Tag<bool>{}));
+  if constexpr (std::is_same_v<R, refkStatus>) {
+    if (is_complex(d)) return unsupported_dtype(d);
+  }
   switch (d) {
     case refkBool: return f(Tag<bool>{});
     case refkUInt8: return f(Tag<uint8_t>{});
@@ -211,8 +235,18 @@ decltype(auto) dispatch(refkDtype d, F&& f) {
     case refkBFloat16: return f(Tag<BFloat16>{});
     case refkFloat32: return f(Tag<float>{});
     case refkFloat64: return f(Tag<double>{});
+    case refkComplex64:
+    case refkComplex128: break;
   }
   return f(Tag<bool>{});
+}
+
+// dispatch over the two complex dtypes: f(Tag<Complex<float>>) or
+// f(Tag<Complex<double>>); `d` must be complex.
+template <class F>
+decltype(auto) dispatch_complex(refkDtype d, F&& f) {
+  if (d == refkComplex128) return f(Tag<Complex<double>>{});
+  return f(Tag<Complex<float>>{});
 }
 
 }  // namespace refk

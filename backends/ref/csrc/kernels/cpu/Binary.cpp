@@ -4,6 +4,7 @@
 // an element computes where it is more than an operator (NaN propagation,
 // Python-style modulo, floor division, integer powers, shifts past the
 // width) is common/Pointwise.h's, shared with the CUDA library.
+#include "kernels/common/Complex.h"
 #include "kernels/common/Pointwise.h"
 #include "kernels/cpu/Common.h"
 
@@ -118,6 +119,34 @@ refkStatus binary_typed(int threads, refkBinaryOp op, const refkTensor& out, con
     }
   }
 }
+// Complex operands (Note [Complex dtypes] in RefKernels.h): add and sub
+// (alpha real), mul and div (common/Complex.h); all of one complex dtype.
+template <class Z>
+refkStatus complex_binary(int threads, refkBinaryOp op, const refkTensor& out, const refkTensor& a,
+                          const refkTensor& b, refkScalar alpha_s) {
+  using R = decltype(Z{}.re);
+  if (out.dtype != a.dtype) return fail(refkErrorInvalidValue, "binary: output dtype must match the inputs'");
+  const R alpha = static_cast<R>(alpha_s.f);
+  const refkTensor* ops[3] = {&out, &a, &b};
+  const Loop<3> loop(ops);
+  const auto rows = [&](auto f) {
+    loop.run(threads, [&](char* const* p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        *reinterpret_cast<Z*>(p[0] + i * s[0]) =
+            f(*reinterpret_cast<const Z*>(p[1] + i * s[1]), *reinterpret_cast<const Z*>(p[2] + i * s[2]));
+      }
+    });
+    return refkSuccess;
+  };
+  switch (op) {
+    case refkAdd: return rows([alpha](Z x, Z y) { return x + scaled(y, alpha); });
+    case refkSub: return rows([alpha](Z x, Z y) { return x - scaled(y, alpha); });
+    case refkMul: return rows([](Z x, Z y) { return x * y; });
+    case refkDiv: return rows([](Z x, Z y) { return divide(x, y); });
+    default: return unsupported("binary", a.dtype);
+  }
+}
+
 }  // namespace
 }  // namespace refk
 
@@ -129,6 +158,11 @@ extern "C" refkStatus refkBinary(const refkContext* ctx, refkBinaryOp op, const 
     if (auto s = check_shapes("binary", {out, a, b})) return s;
     if (a->dtype != b->dtype) return fail(refkErrorInvalidValue, "binary: inputs must share one dtype");
     const Access access({out, a, b});
+    if (is_complex(a->dtype)) {
+      return dispatch_complex(a->dtype, [&](auto tag) {
+        return complex_binary<typename decltype(tag)::type>(ctx->num_threads, op, *out, *a, *b, alpha);
+      });
+    }
     g_zero_division.store(false);
     const refkStatus s = dispatch(a->dtype, [&](auto tag) {
       return binary_typed<typename decltype(tag)::type>(ctx->num_threads, op, *out, *a, *b, alpha);

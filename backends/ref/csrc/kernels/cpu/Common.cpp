@@ -106,6 +106,10 @@ refkStatus unsupported(const char* op, refkDtype d) {
   return fail(refkErrorUnsupportedDtype, std::string(op) + ": dtype " + dtype_name(d) + " is not supported");
 }
 
+refkStatus unsupported_dtype(refkDtype d) {
+  return fail(refkErrorUnsupportedDtype, std::string("dtype ") + dtype_name(d) + " is not supported by this call");
+}
+
 refkStatus guarded(const char* op, const std::function<refkStatus()>& body) {
   try {
     return body();

@@ -30,6 +30,55 @@ refkStatus copy_from(int threads, const refkTensor& dst, const refkTensor& src) 
   });
 }
 
+// dst[i] = f(src[i]) element by element over a planned loop.
+template <class D, class S, class F>
+void map_elements(const Loop<2>& loop, int threads, F f) {
+  loop.run(threads, [&](char* const* p, const int64_t* s, int64_t n) {
+    if (s[0] == static_cast<int64_t>(sizeof(D)) && s[1] == static_cast<int64_t>(sizeof(S))) {
+      D* o = reinterpret_cast<D*>(p[0]);
+      const S* a = reinterpret_cast<const S*>(p[1]);
+      for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) *reinterpret_cast<D*>(p[0] + i * s[0]) = f(*reinterpret_cast<const S*>(p[1] + i * s[1]));
+  });
+}
+
+// Copies with a complex side (Note [Complex dtypes] in RefKernels.h): real
+// values become (v, 0), complex ones cast to a real dtype keep their real
+// part, complex to complex converts both parts.
+refkStatus copy_complex(int threads, const refkTensor& dst, const refkTensor& src) {
+  const refkTensor* ops[2] = {&dst, &src};
+  const Loop<2> loop(ops);
+  if (!is_complex(src.dtype)) {
+    return dispatch_complex(dst.dtype, [&](auto d_tag) {
+      using D = typename decltype(d_tag)::type;
+      using R = decltype(D{}.re);
+      return dispatch(src.dtype, [&](auto s_tag) -> refkStatus {
+        using S = typename decltype(s_tag)::type;
+        map_elements<D, S>(loop, threads, [](S v) { return D{static_cast<R>(load(v)), R(0)}; });
+        return refkSuccess;
+      });
+    });
+  }
+  return dispatch_complex(src.dtype, [&](auto s_tag) {
+    using S = typename decltype(s_tag)::type;
+    if (!is_complex(dst.dtype)) {
+      return dispatch(dst.dtype, [&](auto d_tag) -> refkStatus {
+        using D = typename decltype(d_tag)::type;
+        map_elements<D, S>(loop, threads, [](S v) { return store<D>(v.re); });
+        return refkSuccess;
+      });
+    }
+    return dispatch_complex(dst.dtype, [&](auto d_tag) -> refkStatus {
+      using D = typename decltype(d_tag)::type;
+      using R = decltype(D{}.re);
+      map_elements<D, S>(loop, threads, [](S v) { return D{static_cast<R>(v.re), static_cast<R>(v.im)}; });
+      return refkSuccess;
+    });
+  });
+}
+
 }  // namespace
 }  // namespace refk
 
@@ -41,6 +90,7 @@ refkStatus refkCopy(const refkContext* ctx, const refkTensor* dst, const refkTen
   return guarded("copy", [&] {
     if (auto s = check_shapes("copy", {dst, src})) return s;
     const Access access({dst, src});
+    if (is_complex(dst->dtype) || is_complex(src->dtype)) return copy_complex(ctx->num_threads, *dst, *src);
     return dispatch(src->dtype, [&](auto tag) { return copy_from<typename decltype(tag)::type>(ctx->num_threads, *dst, *src); });
   });
 }
@@ -50,9 +100,14 @@ refkStatus refkFill(const refkContext* ctx, const refkTensor* dst, refkScalar va
     const Access access({dst});
     const refkTensor* ops[1] = {dst};
     const Loop<1> loop(ops);
-    return dispatch(dst->dtype, [&](auto tag) -> refkStatus {
+    const auto fill_with = [&](auto tag) -> refkStatus {
       using T = typename decltype(tag)::type;
-      const T v = from_scalar<T>(value);
+      T v;
+      if constexpr (is_complex_v<T>) {
+        v = T{static_cast<decltype(v.re)>(value.f), 0};
+      } else {
+        v = from_scalar<T>(value);
+      }
       loop.run(ctx->num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
         if (s[0] == static_cast<int64_t>(sizeof(T))) {
           T* o = reinterpret_cast<T*>(p[0]);
@@ -62,7 +117,8 @@ refkStatus refkFill(const refkContext* ctx, const refkTensor* dst, refkScalar va
         for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
       });
       return refkSuccess;
-    });
+    };
+    return is_complex(dst->dtype) ? dispatch_complex(dst->dtype, fill_with) : dispatch(dst->dtype, fill_with);
   });
 }
 

@@ -17,6 +17,16 @@ refkStatus unsupported(const char* op, refkDtype d) {
   return fail(refkErrorUnsupportedDtype, std::string(op) + ": dtype " + dtype_name(d) + " is not supported");
 }
 
+}  // namespace refkc
+
+// Dtypes.h's answer for a complex dtype given to a call that takes none.
+refkStatus refk::unsupported_dtype(refkDtype d) {
+  return refkc::fail(refkErrorUnsupportedDtype,
+                     std::string("dtype ") + refkc::dtype_name(d) + " is not supported by this call");
+}
+
+namespace refkc {
+
 refkStatus launched(const char* op) {
   const cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) return refkSuccess;

@@ -63,5 +63,9 @@ refkStatus refkBiasGeluBackward(const refkContext*, const refkTensor*, const ref
                                 const refkTensor*, int32_t) {
   return not_implemented("refkBiasGeluBackward");
 }
+refkStatus refkFft(const refkContext*, refkFftKind, const refkTensor*, const refkTensor*, int32_t, const int32_t*, int32_t,
+                   double) {
+  return not_implemented("refkFft");
+}
 
 }  // extern "C"
