@@ -11,7 +11,8 @@
 // nothing) and rounded once to the precision; plans are cached per length
 // and precision. The inverse transform is conj(FFT(conj(x))). A pass
 // transforms every line along one dim: a thread gathers a line into a
-// contiguous buffer, transforms it and scatters it; threads split lines.
+// contiguous buffer, transforms it and scatters it; threads split lines. A
+// real-to-complex pass transforms two real lines as one complex one.
 #include "kernels/common/Complex.h"
 #include "kernels/cpu/Common.h"
 
@@ -250,6 +251,26 @@ void run_pass(const Pass& p, Kind kind, bool forward, R scale, int threads) {
     for (int64_t l = begin; l < end; ++l) {
       int64_t so = 0, dof = 0;
       line_offsets(p, l, so, dof);
+      if (kind == Kind::R2C && l + 1 < end) {
+        // Two real lines a, b as one complex transform Z of a + i b: A[k] =
+        // (Z[k] + conj(Z[-k])) / 2, B[k] = (Z[k] - conj(Z[-k])) / 2i.
+        int64_t so2 = 0, dof2 = 0;
+        line_offsets(p, ++l, so2, dof2);
+        const R* a = static_cast<const R*>(p.src->data) + so;
+        const R* b = static_cast<const R*>(p.src->data) + so2;
+        for (int64_t j = 0; j < n; ++j) x[j] = {a[j * ss], b[j * ss]};
+        transform(*plan, y, x, scratch);
+        Cx<R>* oa = static_cast<Cx<R>*>(p.dst->data) + dof;
+        Cx<R>* ob = static_cast<Cx<R>*>(p.dst->data) + dof2;
+        const R h = scale * R(0.5);
+        for (int64_t k = 0; k < p.count; ++k) {
+          const Cx<R> z = y[k], w = conj(y[k == 0 ? 0 : n - k]);
+          const Cx<R> sum = z + w, diff = z - w;
+          oa[k * ds] = scaled(sum, h);
+          ob[k * ds] = {diff.im * h, -diff.re * h};
+        }
+        continue;
+      }
       if (kind == Kind::R2C) {
         const R* s = static_cast<const R*>(p.src->data) + so;
         for (int64_t j = 0; j < n; ++j) x[j] = {s[j * ss], R(0)};
