@@ -110,7 +110,7 @@ const TABLE: Readonly<Record<Family, string>> = {
     copy to_copy copy_from copy_from_and_resize contiguous detach lift_fresh local_scalar_dense cat
     stack hstack vstack flip roll rot90 repeat repeat_interleave tile set resize resize_as view_as_real
     view_as_complex sym_size sym_stride sym_numel sym_storage_offset sym_is_contiguous conj real imag
-    has_compatible_shallow_copy_type
+    has_compatible_shallow_copy_type record_stream
   `,
   recurrent: `
     thnn_fused_lstm_cell thnn_fused_lstm_cell_backward_impl thnn_fused_lstm_cell_backward thnn_fused_gru_cell
