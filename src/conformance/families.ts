@@ -96,6 +96,8 @@ const TABLE: Readonly<Record<Family, string>> = {
     mm bmm addmm addbmm baddbmm addmv addr mv dot vdot matmul linear outer ger cdist pdist cholesky
     cholesky_solve cholesky_inverse triangular_solve tensordot einsum kron trace tril triu inverse det
     logdet slogdet _weight_int4pack_mm _weight_int8pack_mm scaled_dot_product_attention
+    scaled_dot_product_fused_attention_overrideable scaled_dot_product_fused_attention_overrideable_backward
+    fft_r2c fft_c2r fft_c2c
   `,
   factory: `
     empty empty_strided empty_like new_empty new_empty_strided full full_like new_full zeros zeros_like
