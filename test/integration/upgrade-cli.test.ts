@@ -193,7 +193,7 @@ describe("upgrade --torch-version (a fake PyPI on 127.0.0.1)", () => {
     for (const f of ["README.md", "setup.py", "backend.yaml"]) expect(after[f], f).toBe(before[f]);
     expect(r.stdout).toMatch(/moved the torch pin +pyproject\.toml/);
     expect(r.stdout).toMatch(
-      /README\.md changed since init: move its torch pin to 2\.98\.0 yourself \(\S+README\.md:5\)/,
+      /README\.md changed since init: move its torch pin to 2\.98\.0 yourself \(\S+README\.md:5(, \S+README\.md:\d+)*\)/,
     );
     // Applied again: nothing left to move, the person's file still reported.
     const again = await cliAsync(["upgrade", dir, "--torch-version", "2.98.0", "--apply", "--json"], env);
