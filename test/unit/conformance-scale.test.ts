@@ -165,7 +165,11 @@ describe("grouped HTML report", () => {
     "gather/int64/dtype": "crash",
     "mm/float32/values": "timeout",
   };
-  const rep = fakeReport(["abs", "neg", "add.Tensor", "gather", "mm", "view", "_softmax", "_cufft_get_plan_cache_size"], bad, coverage);
+  const rep = fakeReport(
+    ["abs", "neg", "add.Tensor", "gather", "mm", "view", "_softmax", "_cufft_get_plan_cache_size"],
+    bad,
+    coverage,
+  );
   const html = toHtml(rep);
 
   it("groups operators by family, opens the families with problems, collapses all-pass rows", () => {
