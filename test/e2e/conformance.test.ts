@@ -185,7 +185,11 @@ beforeAll(async () => {
         const all = [...new Set([...have.map((l) => l.trim().slice(2)), ...BROKEN_OPS])].sort();
         return `supported:\n${all.map((o) => `  - ${o}`).join("\n")}\n`;
       });
-      writeFileSync(yamlFile, y.replace(/^cpp_namespace: .*$/m, "cpp_namespace: opgen_broken"));
+      // The starter's vendor autograd and custom operators (the sections from
+      // `autograd:` to the end) have their kernels in opgen_ref; this project
+      // is about the broken ones.
+      const starterOnly = y.replace(/^autograd:[\s\S]*$/m, "");
+      writeFileSync(yamlFile, starterOnly.replace(/^cpp_namespace: .*$/m, "cpp_namespace: opgen_broken"));
       writeFileSync(path.join(dir, "csrc", "aten", "Broken.cpp"), BROKEN_KERNELS);
     });
     // A silent fallback: listed in the manifest, but no kernel registered.
