@@ -18,7 +18,7 @@ from torch.utils._pytree import tree_map
 
 from .config import load_config
 from .device import open_device
-from .samples import clone_tree, resolve_overload, sample_cache_file, samples_cache_dir
+from .samples import clone_tree, empty_outs, resolve_overload, sample_cache_file, samples_cache_dir
 
 
 def main(config_path: str) -> int:
@@ -66,8 +66,8 @@ def _run(tasks, dev, grad: bool) -> float:
                         _backward(op, s.args, s.kwargs, d)
                     except Exception:
                         pass
-            couts = {k: torch.empty(0, dtype=d) for k, d in zip(s.out_names, s.out_dtypes)}
-            douts = {k: torch.empty(0, dtype=d, device=dev.device) for k, d in zip(s.out_names, s.out_dtypes)}
+            couts = empty_outs(s)
+            douts = empty_outs(s, dev.device)
             try:
                 op(*clone_tree(s.args), **clone_tree(s.kwargs), **couts)
             except Exception:

@@ -37,7 +37,7 @@ from typing import Any, Callable
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from .samples import DTYPE_NAMES, Sample, clone_tree, derive_seed, resolve_overload
+from .samples import DTYPE_NAMES, Sample, clone_tree, derive_seed, empty_outs, resolve_overload
 
 Verdict = tuple[str, str]
 
@@ -440,6 +440,19 @@ def _is_oom(e: BaseException) -> bool:
     return "out of memory" in m or "can't allocate memory" in m or "not enough memory" in m
 
 
+def _out_pairs(couts: dict, douts: dict) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
+    """(name, CPU's, device's) for each out tensor, a list argument's
+    element by element as 'out[i]' (Note [List outs])."""
+    pairs = []
+    for n, d in douts.items():
+        c = couts[n]
+        if isinstance(d, torch.Tensor):
+            pairs.append((n, c, d))
+        else:
+            pairs += [(f"{n}[{j}]", ct, dt) for j, (ct, dt) in enumerate(zip(c, d))]
+    return pairs
+
+
 def _tensors(x: Any) -> list[torch.Tensor]:
     out: list[torch.Tensor] = []
 
@@ -564,7 +577,7 @@ class Runner:
     def _outs(s: Sample, outs: dict | None) -> dict:
         if outs is not None:
             return clone_tree(outs)
-        return {n: torch.empty(0, dtype=d) for n, d in zip(s.out_names, s.out_dtypes)}
+        return empty_outs(s)
 
     def _differences(self, cres: Any, dres: Any, specials: bool = False) -> list[str]:
         """What differs between two results (the device's against CPU's),
@@ -735,17 +748,18 @@ class Runner:
     def _out(self, couts: dict, douts: dict, dres: Any, r: dict[str, Verdict]) -> None:
         problems: list[str] = []
         rflat = _tensors(dres)
-        for i, (n, dt) in enumerate(douts.items()):
-            ct = couts[n]
+        for i, (n, ct, dt) in enumerate(_out_pairs(couts, douts)):
             if i < len(rflat) and rflat[i] is not dt:
                 problems.append(f"returned a new tensor instead of '{n}'")
-            if dt.shape != ct.shape:
-                problems.append(f"'{n}' not resized: shape {list(dt.shape)}, expected {list(ct.shape)}")
-            elif not self.nondet:
-                why = _compare(dt, ct, *self.tol(ct))
-                if why is not None:
-                    problems.append(f"'{n}' holds wrong values: {why}")
-        r["out"] = ("fail", "; ".join(problems)) if problems else ("pass", "")
+            problems += self._out_problems("", n, ct, dt)
+        r["out"] = ("fail", "; ".join(problems)[:_MAX_MSG]) if problems else ("pass", "")
+
+    def _out_problems(self, layout: str, n: str, ct: torch.Tensor, dt: torch.Tensor) -> list[str]:
+        """What is wrong with the device's out tensor `n` against CPU's."""
+        if dt.shape != ct.shape:
+            return [f"{layout}'{n}' not resized: shape {list(dt.shape)}, expected {list(ct.shape)}"]
+        why = None if self.nondet else _compare(dt, ct, *self.tol(ct))
+        return [] if why is None else [f"{layout}'{n}' holds wrong values: {why}"]
 
     def _view(self, cargs: tuple, ckw: dict, cres: Any, dinputs: list, dres: Any, r: dict[str, Verdict]) -> None:
         cin = {_storage_ptr(t) for t in _tensors((cargs, ckw)) if t.numel() > 0}
@@ -871,14 +885,8 @@ class Runner:
         if dev.error is not None:
             return ("fail", f"{layout}: device raised {_short(dev.error)}; CPU writes it")
         problems: list[str] = []
-        for n, ct in ref.outs.items():
-            dt = dev.outs[n]
-            if dt.shape != ct.shape:
-                problems.append(f"{layout} '{n}' not resized: shape {list(dt.shape)}, expected {list(ct.shape)}")
-            elif not self.nondet:
-                why = _compare(dt, ct, *self.tol(ct))
-                if why is not None:
-                    problems.append(f"{layout} '{n}' holds wrong values: {why}")
+        for n, ct, dt in _out_pairs(ref.outs, dev.outs):
+            problems += self._out_problems(f"{layout} ", n, ct, dt)
         return ("fail", "; ".join(problems)[:_MAX_MSG]) if problems else ("pass", "")
 
     # -- gradients ------------------------------------------------------------

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from .samples import Sample, as_kind, clone_tree, resolve_overload, trace_calls
+from .samples import Sample, as_kind, clone_tree, empty_outs, resolve_overload, trace_calls
 
 
 
@@ -72,7 +72,7 @@ def _probe(base: Sample, check: str, suffix: str, args: tuple, kwargs: dict, **m
 
 def _cpu_run(op: torch._ops.OpOverload, s: Sample) -> tuple[bool, dict]:
     """Does eager CPU accept the sample? With its out tensors after the call."""
-    o = {n: torch.empty(0, dtype=d) for n, d in zip(s.out_names, s.out_dtypes)}
+    o = empty_outs(s)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -291,19 +291,21 @@ def _out_nonempty(accepted: list[tuple[Sample, dict]]) -> list[Sample]:
     non-contiguous (every other element of a buffer twice as long in the
     last dimension longer than 1; none when there is no such dimension)."""
     for base, outs in accepted:
-        if outs and all(o.numel() > 0 for o in outs.values()):
+        flat = [t for t in tree_flatten(outs)[0] if isinstance(t, torch.Tensor)]
+        if flat and all(t.numel() > 0 for t in flat):
             break
     else:
         return []
-    wrong = {n: torch.full((o.numel() + 3,), _sentinel(o.dtype), dtype=o.dtype) for n, o in outs.items()}
+    wrong = _map_tensors(outs, lambda o: torch.full((o.numel() + 3,), _sentinel(o.dtype), dtype=o.dtype))
     found = [_probe(base, "out_nonempty", "~out-wrong-shape", base.args, base.kwargs, outs=wrong, layout="wrong-shape")]
-    strided = {}
-    for n, o in outs.items():
-        dims = [d for d in range(o.dim()) if o.size(d) > 1]
-        if not dims:
-            return found
-        d = dims[-1]
+    if any(not any(o.size(d) > 1 for d in range(o.dim())) for o in flat):
+        return found
+
+    def every_other(o: torch.Tensor) -> torch.Tensor:
+        d = [d for d in range(o.dim()) if o.size(d) > 1][-1]
         buf = torch.full([*o.shape[:d], 2 * o.size(d), *o.shape[d + 1 :]], _sentinel(o.dtype), dtype=o.dtype)
-        strided[n] = buf[(slice(None),) * d + (slice(None, None, 2),)]
+        return buf[(slice(None),) * d + (slice(None, None, 2),)]
+
+    strided = _map_tensors(outs, every_other)
     found.append(_probe(base, "out_nonempty", "~out-noncontig", base.args, base.kwargs, outs=strided, layout="noncontig"))
     return found

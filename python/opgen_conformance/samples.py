@@ -327,7 +327,38 @@ def schema_of(name: str) -> torch._C.FunctionSchema:
 
 
 def out_arg_names(schema: torch._C.FunctionSchema) -> tuple[str, ...]:
-    return tuple(a.name for a in schema.arguments if a.kwarg_only and a.alias_info is not None and a.alias_info.is_write)
+    return tuple(a.name for a in _out_args(schema))
+
+
+def _out_args(schema: torch._C.FunctionSchema) -> list:
+    return [a for a in schema.arguments if a.kwarg_only and a.alias_info is not None and a.alias_info.is_write]
+
+
+# Note [List outs]: the out= form of a foreach op writes a list
+# (`_foreach_sqrt.out(Tensor[] self, *, Tensor(a!)[] out) -> ()`). Its
+# out_dtypes entry is a tuple of dtypes, one per tensor of the list, and
+# empty_outs makes a list of empty tensors for it; a single tensor there
+# is an error on CPU and device alike, which reaches nothing of the kernel.
+def group_out_dtypes(name: str, flat: tuple) -> tuple | None:
+    """The dtypes of an out= overload's outputs, flat as a call returns them,
+    grouped by its out arguments: one dtype for a tensor argument, a tuple of
+    them for a list argument (the only out argument, as in every foreach op).
+    None when they do not fit."""
+    lists = [isinstance(a.type, torch.ListType) for a in _out_args(schema_of(name))]
+    if not any(lists):
+        return flat if len(flat) == len(lists) else None
+    return (tuple(flat),) if lists == [True] else None
+
+
+def empty_outs(s: Sample, device: Any = None) -> dict:
+    """Fresh empty out tensors for a sample's out arguments (Note [List outs])."""
+
+    def one(d: Any) -> Any:
+        if isinstance(d, tuple):
+            return [torch.empty(0, dtype=x, device=device) for x in d]
+        return torch.empty(0, dtype=d, device=device)
+
+    return {n: one(d) for n, d in zip(s.out_names, s.out_dtypes)}
 
 
 def _arg_key(schema: torch._C.FunctionSchema, skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
@@ -580,7 +611,16 @@ def _sdpa_backward(dt: torch.dtype) -> list[tuple[tuple, str]]:
     return found
 
 
+# view_as_real views a complex tensor: the task's real precision names the
+# complex one (float32 -> complex64), as for the FFT signals; a sliced
+# signal keeps a unit last stride with a storage offset, which the view keeps.
+def _view_as_real(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    c = lambda shape: _fft_signal(shape, dt, True)  # noqa: E731
+    return [((c((3, 4)),), "complex"), ((c((4, 6))[1:, ::2],), "complex-sliced"), ((c(()),), "complex-0d")]
+
+
 _HANDMADE: dict[str, Callable[[torch.dtype], list[tuple[tuple, str]]]] = {
+    "view_as_real": _view_as_real,
     "col2im": _col2im,
     "_embedding_bag": _embedding_bag,
     "_fft_r2c": _fft_r2c,
@@ -754,11 +794,12 @@ def as_kind(
         outs = out_arg_names(schema_of(name))
         if target == name:
             traced = [kwargs.get(n) for n in outs]
-            if not all(isinstance(x, torch.Tensor) for x in traced):
+            dts = tuple(_dtypes_of(x) for x in traced)
+            if not all(dts):
                 return None
             kw = {kk: vv for kk, vv in kwargs.items() if kk not in outs}
-            return Sample(args, kw, src, out_names=outs, out_dtypes=tuple(x.dtype for x in traced))
-        dts = tuple(dtype for _ in outs) if invalid else _out_dtypes_via_functional(target, args, kwargs, len(outs))
+            return Sample(args, kw, src, out_names=outs, out_dtypes=dts)
+        dts = tuple(dtype for _ in outs) if invalid else _out_dtypes_via_functional(name, target, args, kwargs)
         if dts is None:
             return None
         return Sample(args, kwargs, src + "->out", out_names=outs, out_dtypes=dts)
@@ -838,7 +879,7 @@ def sample_list(
     synth = [_eager_runs(name, target, s) for s in synthesize(name, dtype)]
     for s in synth:
         if kind == "out" and s.out_names:
-            dts = _out_dtypes_via_functional(target, s.args, s.kwargs, len(s.out_names)) if target != name else None
+            dts = _out_dtypes_via_functional(name, target, s.args, s.kwargs) if target != name else None
             if dts is None:
                 dts = _out_dtypes_via_cpu(name, s.args, s.kwargs, s.out_names, dtype)
             s.out_dtypes = dts if dts is not None else s.out_dtypes
@@ -890,17 +931,24 @@ def _eager_runs(name: str, target: str, s: Sample) -> Sample:
     return fix(s) if fix is not None else s
 
 
-def _out_dtypes_via_functional(fname: str, args: tuple, kwargs: dict, n: int) -> tuple | None:
+def _dtypes_of(x: Any) -> Any:
+    """A traced out argument's dtype entry (Note [List outs]); None if it holds no tensors."""
+    if isinstance(x, torch.Tensor):
+        return x.dtype
+    if isinstance(x, (list, tuple)) and x and all(isinstance(t, torch.Tensor) for t in x):
+        return tuple(t.dtype for t in x)
+    return None
+
+
+def _out_dtypes_via_functional(name: str, fname: str, args: tuple, kwargs: dict) -> tuple | None:
+    """The out dtypes of `name` (an out= overload) for a call of its functional sibling `fname`."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             r = resolve_overload(fname)(*clone_tree(args), **clone_tree(kwargs))
     except Exception:
         return None
-    flat = [x for x in tree_flatten(r)[0] if isinstance(x, torch.Tensor)]
-    if len(flat) != n:
-        return None
-    return tuple(x.dtype for x in flat)
+    return group_out_dtypes(name, tuple(x.dtype for x in tree_flatten(r)[0] if isinstance(x, torch.Tensor)))
 
 
 def _out_dtypes_via_cpu(name: str, args: tuple, kwargs: dict, outs: tuple, dtype: torch.dtype) -> tuple | None:

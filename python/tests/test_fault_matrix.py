@@ -41,6 +41,7 @@ MATRIX = [
     ("in-place returning a copy (autograd hides it)", "div_.Tensor", "inplace"),
     ("out= returning a copy (autograd hides it)", "mul.out", "out"),
     ("wrong on broadcast inputs only", "fmod.Tensor", "values"),
+    ("foreach out= leaving the list's last tensor unwritten", "_foreach_sqrt.out", "out"),
 ]
 
 # Ops whose result dtype is not their input dtype, and the correct kernels
@@ -68,6 +69,7 @@ HEALTHY = [
     ("cat", "float32"),
     ("mul.out", "int64"),
     ("add_.Tensor", "float32"),
+    ("_foreach_sqrt.out", "float32"),  # a list out (Note [List outs])
 ]
 
 BAD = ("fail", "crash", "timeout")

@@ -78,16 +78,7 @@ describe("backends/ref, all kernels", () => {
     // runs the same runtime kernel (Minimal.cpp's set_storage_offset), the
     // project's test_set_from_storage_matches_cpu calls both with storages,
     // and test_device_module_streams_and_properties calls record_stream.
-    // view_as_real takes complex inputs, which the runner does not sample
-    // (the backend's dtypes are real; the project's FFT tests use it), and
-    // no values sample reaches _foreach_sqrt.out this session (to find out).
-    const unsampled = new Set([
-      "set_.source_Storage",
-      "set_.source_Storage_storage_offset",
-      "record_stream",
-      "view_as_real",
-      "_foreach_sqrt.out",
-    ]);
+    const unsampled = new Set(["set_.source_Storage", "set_.source_Storage_storage_offset", "record_stream"]);
     // An uncompared op ran on its kernel when its outputs' dtype or shape passed.
     const ran = (op: string) => passed(op, "device") || passed(op, "dtype") || passed(op, "shape");
     for (const op of listed.filter((o) => !unsampled.has(o))) {
