@@ -14,7 +14,7 @@
  * that argument; an undefined tensor for none). Every other argument gets no
  * gradient. `backward:` names that operator's `kernel:`.
  */
-import { parseSchema, printSchema, printType, SchemaParseError, typeEquals } from "../model/schema.js";
+import { parseSchema, printSchema, printType, SchemaParseError, schemaKind, typeEquals } from "../model/schema.js";
 import type { Argument, FunctionSchema, NativeFunction, Type } from "../model/types.js";
 import type { Diagnostic, SourceLoc } from "../util/errors.js";
 import { isAlias, isMap, isScalar, type YMap } from "../yaml/tree.js";
@@ -82,6 +82,38 @@ export function isPlainTensor(t: Type): boolean {
 /** The arguments in call order (positional, then keyword-only). */
 export function callArguments(s: FunctionSchema): readonly Argument[] {
   return [...s.arguments.positional, ...s.arguments.kwargOnly];
+}
+
+/**
+ * Why an `autograd:` mapping entry cannot get a generated Function and is
+ * registered as torchgen does instead, or null (Note [Autograd entries are
+ * Functions] in dest/autograd.ts). The reason is worded for the warning and
+ * the coverage report.
+ */
+export function functionProblem(f: NativeFunction): string | null {
+  const s = f.func;
+  const kind = schemaKind(s);
+  switch (kind) {
+    case "functional":
+      break;
+    case "inplace":
+      return "it is in-place (it writes self), and a generated Function wraps functional operators only";
+    case "out":
+    case "scratch":
+      return "it is an out= variant, and out= overloads are not differentiable in PyTorch";
+    case "mutable":
+      return "it mutates an argument, and a generated Function wraps functional operators only";
+  }
+  const view = s.returns.find((r) => r.annotation !== null);
+  if (view) return "it returns a view of an input (an aliased return), which a Function cannot give";
+  if (s.returns.length === 0 || !s.returns.every((r) => isPlainTensor(r.type))) {
+    return `its returns (${s.returns.map((r) => printType(r.type)).join(", ") || "none"}) are not all Tensors`;
+  }
+  const bad = callArguments(s).find((a) => a.annotation !== null || !savableType(a.type));
+  if (bad) {
+    return `its argument ${bad.name} (${printType(bad.type)}) cannot be saved for backward (savable: ${[...SAVABLE].join(", ")})`;
+  }
+  return null;
 }
 
 /** Note [Backward convention]: why `bwd` cannot be the backward of `fwd`, or null. */
@@ -465,10 +497,23 @@ export function checkAutogradBackwards(
     backwardLoc: SourceLoc | null;
   }[],
   custom: readonly CustomOp[],
+  autogradKey: string,
 ): AutogradBackward[] {
   const byKernel = new Map(custom.map((o) => [o.kernel, o]));
   const out: AutogradBackward[] = [];
   for (const e of entries) {
+    const why = functionProblem(e.fn);
+    if (why !== null) {
+      // Note [Autograd entries are Functions]: such an entry keeps torchgen's
+      // meaning, which the vendor may not expect from the mapping form.
+      cx.warn(
+        e.loc,
+        `autograd entry ${e.name} gets no generated autograd Function: ${why}; it is registered on ${autogradKey} ` +
+          `as torchgen does, so its kernel must record autograd itself` +
+          (e.backward !== null ? ` and backward: ${e.backward} is not called` : "") +
+          "; list it as a plain name to say so, or list a functional overload instead",
+      );
+    }
     if (e.backward === null || e.backwardLoc === null) {
       out.push({ op: e.name, backward: null, loc: e.loc });
       continue;

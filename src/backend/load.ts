@@ -535,6 +535,7 @@ class Checker {
         return m ? [{ name: e.name, loc: e.loc, fn: e.fn, ...m }] : [];
       }),
       custom,
+      `Autograd${backend ?? "PrivateUse1"}`,
     );
 
     if (backend === null) return null;

@@ -31,25 +31,13 @@
  * type (std::string for str, std::vector<int64_t> for int[]).
  */
 import { DispatcherSignature } from "../api/dispatcher.js";
-import { type CustomOp, callArguments, isPlainTensor, savableType } from "../backend/custom.js";
+import { type CustomOp, callArguments, functionProblem, isPlainTensor } from "../backend/custom.js";
 import type { BackendConfig } from "../backend/types.js";
-import { printType, schemaKind } from "../model/schema.js";
-import type { FunctionSchema, NativeFunction } from "../model/types.js";
+import { printType } from "../model/schema.js";
+import type { FunctionSchema } from "../model/types.js";
 import type { Plan } from "./plan.js";
 
 const NO_FLAGS = { symint: false, constRefForMutable: false, iListRef: false } as const;
-
-/** Why an `autograd:` entry is registered as torchgen does instead of getting a Function, or null. */
-export function functionProblem(f: NativeFunction): string | null {
-  const s = f.func;
-  if (schemaKind(s) !== "functional") return `it is ${schemaKind(s)}, not functional`;
-  if (s.returns.length === 0 || !s.returns.every((r) => isPlainTensor(r.type) && r.annotation === null)) {
-    return "its returns are not all fresh Tensors";
-  }
-  const bad = callArguments(s).find((a) => a.annotation !== null || !savableType(a.type));
-  if (bad) return `argument ${bad.name} (${printType(bad.type)}) cannot be saved for backward`;
-  return null;
-}
 
 /** The `autograd:` entries that get a Function (Note [Autograd entries are Functions]). */
 export function wrappedAutograd(config: BackendConfig): ReadonlySet<string> {

@@ -7,7 +7,8 @@
  * gradient from
  * - `vendor`: the vendor's own autograd, an `autograd:` entry (a generated
  *   Function, Note [Autograd entries are Functions]; `backward` names its
- *   backward kernel, null when it raises), or a kernel registered on
+ *   backward kernel, null when it raises; `noFunction` says why a mapping
+ *   entry got none and was registered as torchgen does), or a kernel registered on
  *   Autograd<Key> as torchgen does (the kernel records autograd itself);
  * - `derivatives.yaml`: PyTorch's formula, run by VariableType over the
  *   device's kernels;
@@ -21,6 +22,7 @@
  * out= overloads (not differentiable in PyTorch) and overloads that return
  * no tensor are not listed.
  */
+import { functionProblem } from "../backend/custom.js";
 import type { BackendConfig } from "../backend/types.js";
 import { isTensorLike } from "../model/catalog.js";
 import { schemaKind } from "../model/schema.js";
@@ -35,6 +37,12 @@ export interface GradientEntry {
   readonly source: GradientSource;
   /** For `vendor` from a generated Function: the backward kernel, or null (raises). */
   readonly backward?: string | null;
+  /**
+   * For an `autograd:` mapping entry that gets no generated Function (in-place,
+   * out=, a view, an argument that cannot be saved): why; it is registered as
+   * torchgen does and its kernel must record autograd itself.
+   */
+  readonly noFunction?: string;
 }
 
 export interface GradientReport {
@@ -55,7 +63,10 @@ export function gradientReport(plan: Plan, catalog: OperatorCatalog): GradientRe
     if (seen.has(f.name)) continue;
     seen.add(f.name);
     if (schemaKind(f.func) === "out" || !f.func.returns.some((r) => isTensorLike(r.type))) continue;
-    if (c.autogradBackward.has(f.name)) {
+    const noFunction = c.autogradBackward.has(f.name) ? functionProblem(f) : null;
+    if (noFunction !== null) {
+      ops.push({ name: f.name, source: "vendor", noFunction });
+    } else if (c.autogradBackward.has(f.name)) {
       ops.push({ name: f.name, source: "vendor", backward: c.autogradBackward.get(f.name) ?? null });
     } else if (autogradLoc.has(f.name)) {
       ops.push({ name: f.name, source: "vendor" });

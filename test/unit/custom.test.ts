@@ -6,6 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseBackendYaml } from "../../src/backend/load.js";
+import { computeCoverage } from "../../src/dest/coverage.js";
 import { buildPlan, generate } from "../../src/dest/index.js";
 import { kernelStubs } from "../../src/impl/kernels.js";
 import { loadCatalog } from "../../src/model/catalog.js";
@@ -255,5 +256,62 @@ describe("gen --stubs", () => {
       "at::Tensor gelu_autograd_backward(const at::Tensor & /*grad*/, const at::Tensor & /*self*/, c10::string_view /*approximate*/) {",
     );
     expect(bwd).toContain("//     autograd: [{op: gelu, backward: gelu_autograd_backward}]");
+  });
+});
+
+describe("autograd: entries that get no generated Function", () => {
+  // Note [Autograd entries are Functions]: these keep torchgen's registration;
+  // gen says so per entry, and the coverage JSON carries the reason.
+  const text = y(
+    ...HEAD,
+    "autograd:",
+    "  - op: gelu_",
+    "  - op: add.out",
+    "  - op: transpose.int",
+    "  - op: index.Tensor",
+    "    backward: index_grad",
+    "  - op: gelu",
+    "custom:",
+    "  - func: index_grad(Tensor grad, Tensor self, Tensor?[] indices) -> Tensor",
+    "    kernel: index_grad",
+    "    reference: grad",
+  );
+  const key = "it is registered on AutogradPrivateUse1 as torchgen does, so its kernel must record autograd itself";
+  const tail = "; list it as a plain name to say so, or list a functional overload instead";
+
+  it("warns per entry with file:line:col and the reason", () => {
+    const config = parseBackendYaml(text, "backend.yaml", catalog);
+    expect(config.warnings.map(formatDiagnostic)).toEqual([
+      `backend.yaml:6:9: warning: autograd entry gelu_ gets no generated autograd Function: it is in-place (it writes self), and a generated Function wraps functional operators only; ${key}${tail}`,
+      `backend.yaml:7:9: warning: autograd entry add.out gets no generated autograd Function: it is an out= variant, and out= overloads are not differentiable in PyTorch; ${key}${tail}`,
+      `backend.yaml:8:9: warning: autograd entry transpose.int gets no generated autograd Function: it returns a view of an input (an aliased return), which a Function cannot give; ${key}${tail}`,
+      `backend.yaml:9:9: warning: autograd entry index.Tensor gets no generated autograd Function: its argument indices (Tensor?[]) cannot be saved for backward (savable: Tensor, Tensor?, int, SymInt, float, bool, str, Scalar, int[], SymInt[]); ${key} and backward: index_grad is not called${tail}`,
+    ]);
+  });
+
+  it("registers them as torchgen does and says why in the coverage JSON", () => {
+    const config = parseBackendYaml(text, "backend.yaml", catalog);
+    const files = new Map(generate(config, catalog).map((f) => [f.path, f.content]));
+    const direct = files.get("RegisterAutogradPrivateUse1.cpp")!;
+    for (const op of ["gelu_", "add.out", "transpose.int", "index.Tensor"]) expect(direct).toContain(`m.impl("${op}"`);
+    expect(direct).not.toContain('m.impl("gelu",');
+    expect(files.get("AutogradFunctions.cpp")).toContain('m.impl("gelu", &atenGelu_autograd);');
+    const grads = computeCoverage(config, catalog).autograd.ops;
+    const byName = new Map(grads.map((g) => [g.name, g]));
+    expect(byName.get("gelu_")).toEqual({
+      name: "gelu_",
+      source: "vendor",
+      noFunction: "it is in-place (it writes self), and a generated Function wraps functional operators only",
+    });
+    expect(byName.get("transpose.int")?.noFunction).toMatch(/^it returns a view of an input/);
+    expect(byName.get("index.Tensor")?.noFunction).toMatch(/^its argument indices \(Tensor\?\[\]\) cannot be saved/);
+    expect(byName.get("gelu")).toEqual({ name: "gelu", source: "vendor", backward: null });
+    // out= overloads are not in the gradient report at all (Note [Gradient sources]).
+    expect(byName.has("add.out")).toBe(false);
+  });
+
+  it("keeps quiet for entries written as plain names", () => {
+    const config = parseBackendYaml(y(...HEAD, "autograd:", "  - gelu_", "  - transpose.int"), "backend.yaml", catalog);
+    expect(config.warnings.filter((w) => /autograd entry/.test(w.message))).toEqual([]);
   });
 });
