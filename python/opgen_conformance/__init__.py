@@ -3,10 +3,17 @@
 Compares every operator a PrivateUse1 backend registers against eager CPU
 PyTorch. Layout:
 
-- ``samples``  -- which inputs each aten overload is called with (OpInfo samples
-  traced on CPU with a TorchDispatchMode, plus samples synthesized from the schema)
+- ``samples``  -- which inputs each aten overload is called with: the sample
+  sources put together, in order, within a budget
+- ``sources/`` -- the sample sources: ``opinfo`` (OpInfo samples traced on CPU
+  with a TorchDispatchMode, and the index of which OpInfo reaches what),
+  ``handmade`` (calls written by hand), ``schema`` (synthesized from the schema)
 - ``probes``   -- samples made for one check each (extreme values, device 1,
   invalid inputs, non-empty out=), derived from the ordinary ones
+- ``cache``    -- sample lists cached on disk (Note [Sample cache])
+- ``sample``, ``overloads``, ``kinds``, ``tensors`` -- what they all share: the
+  Sample record, overloads by name and kind, a call of a functional overload as
+  a sample of its in-place or out= sibling, layout-preserving copies and dtypes
 - ``checks``   -- one sample in, one verdict per check out (values, dtype, ...)
 - ``device``   -- how the device under test is reached (a real torch_<device>
   package, or CPU with injected faults for the runner's own tests)
@@ -32,7 +39,7 @@ os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
 
 PROTOCOL_VERSION = 1
 
-# The dtypes the runner knows, by their torch attribute names (samples.DTYPES
+# The dtypes the runner knows, by their torch attribute names (tensors.DTYPES
 # maps them to torch's): here so that the coordinator plans a run without
 # importing torch.
 KNOWN_DTYPES = (
@@ -50,10 +57,10 @@ KNOWN_DTYPES = (
     "bool",
 )
 
-# Bump when the OpInfo index's format or content rules change (samples.py).
+# Bump when the OpInfo index's format or content rules change (sources/opinfo.py).
 INDEX_VERSION = 2
 
 
 def index_file(cache_dir: str, torch_version: str) -> str:
-    """The OpInfo index of one torch in the cache (samples.load_index)."""
+    """The OpInfo index of one torch in the cache (sources.opinfo.load_index)."""
     return os.path.join(cache_dir, f"opinfo-index-{torch_version}-v{INDEX_VERSION}.json")

@@ -38,13 +38,13 @@ def main(argv: list[str]) -> int:
 
         return worker_main(a.config)
     if a.cmd == "index":
-        from .samples import load_index
+        from .sources.opinfo import load_index
 
         idx = load_index(a.cache_dir)
         print(json.dumps({"overloads": len(idx["reach"]), "opinfos": len(idx["opinfos"])}))
         return 0
     if a.cmd == "ops-info":
-        from .samples import core_overloads, op_info
+        from .overloads import core_overloads, op_info
 
         names = [n.strip() for n in sys.stdin.read().split() if n.strip()]
         print(json.dumps({"core_total": len(core_overloads()), "ops": {n: op_info(n) for n in names}}, sort_keys=True))
@@ -56,7 +56,7 @@ def main(argv: list[str]) -> int:
 
         return custom_main(a.package, a.device, a.json)
     if a.cmd == "core-ops":
-        from .samples import core_overloads
+        from .overloads import core_overloads
 
         print(json.dumps(core_overloads()))
         return 0
@@ -67,7 +67,10 @@ def rerun(a: argparse.Namespace) -> int:
     from .checks import CHECKS, Runner
     from .device import open_device
     from .config import load_config
-    from .samples import DTYPES, describe, load_index, sample_list
+    from .sample import describe
+    from .samples import sample_list
+    from .sources.opinfo import load_index
+    from .tensors import DTYPES
 
     config = load_config(a.config)
     seed = a.seed if a.seed is not None else config.seed

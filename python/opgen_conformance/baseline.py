@@ -1,5 +1,5 @@
 """The benchmark's baseline: the samples of a run's tasks (from Note [Sample
-cache], which the run filled), executed on CPU and on the device in one
+cache] in cache.py, which the run filled), executed on CPU and on the device in one
 process with no checks, no workers, no watchdog. ``bench/conformance.mjs``
 divides the runner's time by this.
 
@@ -18,7 +18,10 @@ from torch.utils._pytree import tree_map
 
 from .config import load_config
 from .device import open_device
-from .samples import clone_tree, empty_outs, resolve_overload, sample_cache_file, samples_cache_dir
+from .cache import sample_cache_file, samples_cache_dir
+from .overloads import resolve_overload
+from .sample import empty_outs
+from .tensors import clone_tree
 
 
 def main(config_path: str) -> int:

@@ -37,7 +37,9 @@ from typing import Any, Callable
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from .samples import DTYPE_NAMES, Sample, clone_tree, derive_seed, empty_outs, resolve_overload
+from .overloads import resolve_overload
+from .sample import Sample, derive_seed, empty_outs
+from .tensors import DTYPE_NAMES, clone_tree
 
 Verdict = tuple[str, str]
 

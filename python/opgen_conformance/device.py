@@ -27,7 +27,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from .config import RunConfig
-from .samples import clone_tree
+from .tensors import clone_tree
 
 
 class RealDevice:

@@ -148,7 +148,7 @@ class Coordinator:
             cached = index_cached(self.cache)
             emit({"event": "index", "cache_dir": self.cache, "building": not cached})
             if not cached:
-                from .samples import load_index  # imports torch: only to build it
+                from .sources.opinfo import load_index  # imports torch: only to build it
 
                 load_index(self.cache)
         while self.pending or any(w.state == "busy" for w in self.workers):

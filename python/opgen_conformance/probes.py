@@ -32,8 +32,11 @@ from typing import Any, Callable, Iterator
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from .samples import Sample, as_kind, clone_tree, empty_outs, resolve_overload, trace_calls
-
+from .kinds import as_kind
+from .overloads import resolve_overload
+from .sample import Sample, empty_outs
+from .sources.opinfo import trace_calls
+from .tensors import clone_tree
 
 
 def probes(

@@ -29,7 +29,7 @@ import sys
 import time
 from typing import Any
 
-from .config import RunConfig, load_config
+from .config import load_config
 
 
 def _die_with_parent() -> None:
@@ -42,36 +42,6 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL)
     except Exception:
         pass
-
-
-def _samples(config: RunConfig, task: dict, dtype: Any, seed: int, max_samples: int) -> list:
-    """The task's sample list, from Note [Sample cache] when an earlier worker
-    (of this run or an earlier one) made it: the worker then needs neither
-    OpInfo (seconds to import) nor the index nor tracing. See Note [Sample
-    determinism]."""
-    import torch
-
-    from .samples import load_index, sample_cache_file, sample_list, samples_cache_dir
-
-    cache = config.cache_dir
-    what = {"op": task["op"], "kind": task["kind"], "dtype": task["dtype"], "seed": seed, "max_samples": max_samples}
-    path = sample_cache_file(samples_cache_dir(cache), what)
-    try:
-        cached = torch.load(path, weights_only=False)
-        if cached.get("task") == what:
-            return cached["samples"]
-    except Exception:
-        pass
-    # The coordinator has the index ready before it hands out the first task.
-    samples = sample_list(task["op"], task["kind"], dtype, seed, load_index(cache), max_samples)
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        torch.save({"task": what, "samples": samples}, tmp)
-        os.replace(tmp, path)
-    except Exception:
-        pass
-    return samples
 
 
 def _warm_up(device: Any) -> None:
@@ -123,9 +93,11 @@ def main(config_path: str) -> int:
 
     import torch
 
+    from .cache import cached_sample_list
     from .checks import Runner
     from .device import open_device
-    from .samples import DTYPES, describe
+    from .sample import describe
+    from .tensors import DTYPES
 
     torch.set_num_threads(1)
     device = open_device(config)
@@ -147,7 +119,7 @@ def main(config_path: str) -> int:
         dtype = DTYPES[task["dtype"]]
         send({"t": "gen"})
         t_gen = time.perf_counter()
-        samples = _samples(config, task, dtype, seed, max_samples)
+        samples = cached_sample_list(config.cache_dir, task, dtype, seed, max_samples)
         t_run = time.perf_counter()
         cur = {"k": -1}
 

@@ -6,7 +6,7 @@ import os
 
 import torch
 
-from opgen_conformance.samples import INDEX_VERSION
+from opgen_conformance import INDEX_VERSION
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAULTS = os.path.join(HERE, "fixtures", "faults.py")

@@ -6,7 +6,8 @@ import torch
 
 from opgen_conformance.checks import Runner, tolerance
 from opgen_conformance.device import FaultDevice
-from opgen_conformance.samples import Sample, sample_list
+from opgen_conformance.sample import Sample
+from opgen_conformance.samples import sample_list
 
 from .helpers import CORRECT, FAULTS, empty_index
 

@@ -9,7 +9,9 @@ import torch
 
 from opgen_conformance.checks import CHECKS, Runner
 from opgen_conformance.device import FaultDevice
-from opgen_conformance.samples import DTYPES, op_info, sample_list
+from opgen_conformance.overloads import op_info
+from opgen_conformance.samples import sample_list
+from opgen_conformance.tensors import DTYPES
 
 from .helpers import CORRECT, FAULTS, empty_index
 

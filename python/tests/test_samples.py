@@ -7,18 +7,10 @@ import torch
 from opgen_conformance.checks import Runner
 from opgen_conformance.device import FaultDevice
 from opgen_conformance.probes import extreme_values
-from opgen_conformance.samples import (
-    Sample,
-    _variants,
-    _with_variants,
-    derive_seed,
-    describe,
-    functional_sibling,
-    op_info,
-    resolve_overload,
-    sample_list,
-    synthesize,
-)
+from opgen_conformance.overloads import functional_sibling, op_info, resolve_overload
+from opgen_conformance.sample import Sample, derive_seed, describe
+from opgen_conformance.samples import _with_variants, sample_list
+from opgen_conformance.sources.schema import synthesize, variants_of
 
 from .helpers import empty_index
 
@@ -100,6 +92,21 @@ class SamplesTest(unittest.TestCase):
     def test_derive_seed_is_stable(self):
         self.assertEqual(derive_seed(0, "add.Tensor", "float32"), derive_seed(0, "add.Tensor", "float32"))
         self.assertEqual(derive_seed("a"), 3904355907 & 0x7FFFFFFF)
+
+    def test_sample_cache_hashes_every_file_that_makes_samples(self):
+        # Note [Sample cache]: the directory's hash covers samples.py's imports, transitively
+        import os
+
+        import opgen_conformance
+        from opgen_conformance.cache import sample_modules
+
+        files = set(sample_modules())
+        here = os.path.dirname(opgen_conformance.__file__)
+        sources = {os.path.join("sources", f) for f in os.listdir(os.path.join(here, "sources")) if f.endswith(".py")}
+        want = {"samples.py", "probes.py", "sample.py", "overloads.py", "kinds.py", "tensors.py", "__init__.py"}
+        self.assertLessEqual(want | sources, files)
+        # the coordinator's side and the cache itself make no samples
+        self.assertFalse(files & {"pool.py", "worker.py", "cache.py", "results.py", "config.py"}, files)
 
     def test_budget_always_reaches_the_synthesized_variants(self):
         # Note [Sample budget]: 6 plain traced samples leave room for 3, the 4 missing variants take it
@@ -194,7 +201,7 @@ class OpInfoTracingTest(unittest.TestCase):
         extremes = [s.source for s in ss if s.check == "extremes"]
         self.assertEqual(extremes[0], "opinfo-extremal:add#0")
         self.assertRegex(extremes[1], r"^opinfo:add#\d+~extremes$")
-        self.assertEqual(set().union(*(_variants(s) for s in ss if not s.check)), {"2d", "0d", "empty", "noncontig", "broadcast"})
+        self.assertEqual(set().union(*(variants_of(s) for s in ss if not s.check)), {"2d", "0d", "empty", "noncontig", "broadcast"})
         cat = sample_list("cat", "functional", torch.float32, 0, index, 3)
         invalid = [s.source for s in cat if s.check == "invalid_inputs"]
         self.assertTrue(invalid[0].startswith("opinfo-error:cat#"), invalid)

@@ -1,0 +1,205 @@
+"""The hand-made sample source: valid calls written by hand for the
+overloads whose arguments relate in ways neither OpInfo (no sample reaches
+them, even deep) nor the schema (its uniform shapes make only invalid calls)
+covers -- the fused recurrent cells, col2im, embedding_bag, the FFT
+primitives, the fused attention, list-of-scalars foreach ops and
+view_as_real. Floating dtypes only, where eager CPU takes them; an overload
+with a hand-made entry gets no schema samples.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from ..overloads import out_arg_names, schema_of
+from ..sample import Sample
+from ..tensors import random_tensor
+
+# Note [Samples of the fused cells]: the recurrent cells' arguments relate
+# (gates B x G*H, the state B x H, biases G*H, a workspace B x 4H or 5H), so
+# the schema's uniform shapes only reach their argument checks, and no OpInfo
+# reaches them on CPU (eager CPU has no kernel: the reference is
+# checks.py's). Their samples are made here: B = 3, H = 4, with and without
+# biases, non-contiguous, and an empty batch.
+_CELL_GATES = {
+    "_thnn_fused_lstm_cell": 4,
+    "_thnn_fused_lstm_cell_backward_impl": 4,
+    "_thnn_fused_gru_cell": 3,
+    "_thnn_fused_gru_cell_backward": 3,
+}
+
+
+def _cell_samples(base: str, dtype: torch.dtype) -> list[tuple[tuple, str]] | None:
+    gates = _CELL_GATES.get(base)
+    if gates is None:
+        return None
+    found: list[tuple[tuple, str]] = []
+    for variant, b, nc, bias in (("cell", 3, False, True), ("cell-nobias", 3, False, False),
+                                 ("cell-noncontig", 3, True, True), ("cell-empty", 0, False, True)):
+        h = 4
+        if base == "_thnn_fused_lstm_cell_backward_impl":
+            state = [random_tensor((b, h), dtype, noncontig=nc) for _ in range(4)]  # grad_hy, grad_cy, cx, cy
+            ws = random_tensor((b, 4 * h), dtype, noncontig=nc)
+            found.append(((state[0], state[1], state[2], state[3], ws, bias), variant))
+            if variant == "cell":
+                found.append(((state[0], None, state[2], state[3], ws, bias), "cell-no-grad-cy"))
+                found.append(((None, state[1], state[2], state[3], ws, bias), "cell-no-grad-hy"))
+        elif base == "_thnn_fused_gru_cell_backward":
+            found.append(((random_tensor((b, h), dtype, noncontig=nc), random_tensor((b, 5 * h), dtype, noncontig=nc), bias), variant))
+        else:
+            ig, hg = random_tensor((b, gates * h), dtype, noncontig=nc), random_tensor((b, gates * h), dtype, noncontig=nc)
+            biases = (random_tensor((gates * h,), dtype), random_tensor((gates * h,), dtype)) if bias else (None, None)
+            found.append(((ig, hg, random_tensor((b, h), dtype, noncontig=nc)) + biases, variant))
+    return found
+
+
+# Note [Hand-made samples]: overloads that no OpInfo sample reaches, even
+# deep (Note [Deep reach]), and whose schema alone makes only invalid calls
+# (a col2im input's second dim must be C * prod(kernel_size), an
+# embedding_bag's offsets must index its indices, a ScalarList must be as
+# long as the tensor list), get valid calls made by hand, like the fused
+# cells' above; floating dtypes only, where eager CPU takes them.
+def _col2im(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    # (N, C * kh * kw, L), L the number of blocks: (4-2+1) * (5-2+1) = 12; (5+2-3)//2+1 = 3 per dim
+    return [
+        ((random_tensor((2, 3 * 2 * 2, 12), dt), [4, 5], [2, 2], [1, 1], [0, 0], [1, 1]), "col2im"),
+        ((random_tensor((3 * 2 * 2, 12), dt, noncontig=True), [4, 5], [2, 2], [1, 1], [0, 0], [1, 1]), "col2im-unbatched"),
+        ((random_tensor((1, 2 * 3 * 3, 9), dt), [5, 5], [3, 3], [1, 1], [1, 1], [2, 2]), "col2im-stride-padding"),
+    ]
+
+
+def _embedding_bag(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    w, idx, off = random_tensor((10, 3), dt), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 3, 3, 6])
+    found = [((w, idx, off, False, mode), f"bag-mode{mode}") for mode in (0, 1, 2)]  # sum, mean, max; an empty bag
+    found.append(((w, idx, off, False, 0, False, random_tensor((8,), dt)), "bag-per-sample-weights"))
+    found.append(((w, idx, torch.tensor([0, 3, 6, 8]), False, 1, False, None, True), "bag-include-last-offset"))
+    return found
+
+
+def _foreach_lists(dt: torch.dtype, n: int) -> list[list[torch.Tensor]]:
+    return [[random_tensor((3,), dt), random_tensor((2, 2), dt, noncontig=True)] for _ in range(n)]
+
+
+# The FFT primitives take their signal in the task's real precision: real
+# for _fft_r2c, complex of that precision (float32 -> complex64) for
+# _fft_c2c and _fft_c2r, whose schemas alone make only real (refused)
+# inputs and whose OpInfo samples reach them only from complex ones. Lengths
+# cover radix 2 and 4, other small primes and a large prime (97, Bluestein's
+# algorithm in the reference backend), several dims, every normalization,
+# both onesided modes and strided signals. Eager CPU has no half FFT: the
+# half types get their real signal, which both sides refuse.
+def _fft_signal(shape: tuple, dt: torch.dtype, complex_: bool, transposed: bool = False) -> torch.Tensor:
+    cdt = dt.to_complex() if complex_ and dt in (torch.float32, torch.float64) else dt
+    if transposed:
+        return random_tensor(tuple(reversed(shape)), cdt).permute(*reversed(range(len(shape))))
+    return random_tensor(shape, cdt)
+
+
+def _fft_r2c(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    x = lambda shape, t=False: _fft_signal(shape, dt, False, t)  # noqa: E731
+    return [
+        ((x((3, 12)), [1], 0, True), "r2c-onesided"),
+        ((x((2, 97)), [1], 1, False), "r2c-prime-full"),
+        ((x((5, 6, 7)), [0, 2], 2, True), "r2c-2d"),
+        ((x((4, 10), True), [0, 1], 0, False), "r2c-strided"),
+        ((x((1,)), [0], 2, True), "r2c-length-1"),
+    ]
+
+
+def _fft_c2c(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    c = lambda shape, t=False: _fft_signal(shape, dt, True, t)  # noqa: E731
+    return [
+        ((c((3, 16)), [1], 0, True), "c2c-forward"),
+        ((c((2, 97)), [1], 2, False), "c2c-prime-backward"),
+        ((c((6, 5, 3)), [0, 1, 2], 1, True), "c2c-3d"),
+        ((c((9, 4), True), [0], 1, False), "c2c-strided"),
+    ]
+
+
+def _fft_c2r(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    c = lambda shape, t=False: _fft_signal(shape, dt, True, t)  # noqa: E731
+    return [
+        ((c((3, 7)), [1], 0, 12), "c2r-even"),
+        ((c((2, 49)), [1], 2, 97), "c2r-prime"),
+        ((c((4, 5, 3)), [0, 2], 1, 5), "c2r-2d"),
+        ((c((6, 4), True), [1], 0, 7), "c2r-strided"),
+    ]
+
+
+# The fused attention (eager CPU's reference: checks.py's): q (B, H, L, E),
+# k (B, H, S, E), v (B, H, S, Ev) with L != S and E != Ev, a bias that
+# broadcasts, the causal mask, strided inputs; the backward gets the
+# forward's outputs and every grad_input_mask the derivative formula sends.
+def _sdpa_inputs(dt: torch.dtype, noncontig: bool = False) -> tuple[torch.Tensor, ...]:
+    def make(shape):
+        return random_tensor(shape, dt).transpose(1, 2).contiguous().transpose(1, 2) if noncontig else random_tensor(shape, dt)
+
+    return make((2, 3, 5, 8)), make((2, 3, 7, 8)), make((2, 3, 7, 4))
+
+
+def _sdpa(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    q, k, v = _sdpa_inputs(dt)
+    return [
+        ((q, k, v), "sdpa"),
+        ((q, k, v, random_tensor((3, 1, 7), dt)), "sdpa-bias-broadcast"),
+        ((q, k, v, None, 0.0, True), "sdpa-causal"),
+        (_sdpa_inputs(dt, noncontig=True), "sdpa-strided"),
+    ]
+
+
+def _sdpa_backward(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    if dt not in (torch.float32, torch.float64):
+        q, k, v = _sdpa_inputs(dt)
+        e = torch.empty(0, dtype=torch.int64)
+        return [((random_tensor((2, 3, 5, 4), dt), q, k, v, random_tensor((5, 7), dt), [True] * 4, random_tensor((2, 3, 5, 4), dt),
+                  random_tensor((2, 3, 5), dt), e, e, 5, 7, 0.0, False, e, e), "sdpa-backward")]
+    from ..checks import _sdpa_overrideable
+
+    found = []
+    for variant, bias, causal, mask in (("sdpa-backward", (5, 7), False, [True, True, True, True]),
+                                        ("sdpa-backward-broadcast-bias", (3, 1, 7), False, [True, False, True, True]),
+                                        ("sdpa-backward-causal", (1,), True, [True, True, True, False])):
+        q, k, v = _sdpa_inputs(dt)
+        b = random_tensor(bias, dt)
+        out, lse, cq, ck, mq, mk, ps, po, _ = _sdpa_overrideable(q, k, v, None if causal else b, 0.0, causal)
+        found.append(((random_tensor(tuple(out.shape), dt), q, k, v, b, mask, out, lse, cq, ck, mq, mk, 0.0, causal, ps, po),
+                      variant))
+    return found
+
+
+# view_as_real views a complex tensor: the task's real precision names the
+# complex one (float32 -> complex64), as for the FFT signals; a sliced
+# signal keeps a unit last stride with a storage offset, which the view keeps.
+def _view_as_real(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    c = lambda shape: _fft_signal(shape, dt, True)  # noqa: E731
+    return [((c((3, 4)),), "complex"), ((c((4, 6))[1:, ::2],), "complex-sliced"), ((c(()),), "complex-0d")]
+
+
+_HANDMADE: dict[str, Callable[[torch.dtype], list[tuple[tuple, str]]]] = {
+    "view_as_real": _view_as_real,
+    "col2im": _col2im,
+    "_embedding_bag": _embedding_bag,
+    "_fft_r2c": _fft_r2c,
+    "_fft_c2c": _fft_c2c,
+    "_fft_c2r": _fft_c2r,
+    "_scaled_dot_product_fused_attention_overrideable": _sdpa,
+    "_scaled_dot_product_fused_attention_overrideable_backward": _sdpa_backward,
+    "_foreach_div_.ScalarList": lambda dt: [((_foreach_lists(dt, 1)[0], [2.0, -0.5]), "foreach")],
+    **{cell: (lambda dt, cell=cell: _cell_samples(cell, dt) or []) for cell in _CELL_GATES},
+    "_foreach_addcdiv_.ScalarList": lambda dt: [
+        ((*_foreach_lists(dt, 2), [t.abs() + 1 for t in _foreach_lists(dt, 1)[0]], [0.5, -1.0]), "foreach")
+    ],
+}
+
+
+
+def handmade(name: str, dtype: torch.dtype) -> list[Sample] | None:
+    """The hand-made samples of `name` (by overload, else by base name), or
+    None when it has none for `dtype` and the schema source makes them."""
+    made = _HANDMADE.get(name) or _HANDMADE.get(name.partition(".")[0])
+    if made is None or not dtype.is_floating_point:
+        return None
+    outs = out_arg_names(schema_of(name))
+    return [Sample(args, {}, f"schema:{v}", out_names=outs, out_dtypes=tuple(dtype for _ in outs)) for args, v in made(dtype)]
