@@ -121,7 +121,7 @@ export function registerConformanceCommands(program: Command): void {
     .option("--no-fail-on-problems", "exit 0 even when checks fail")
     .action(async (dir: string, f: TestFlags) => {
       const workers = f.workers ?? Math.max(1, Math.min(4, availableParallelism()));
-      const { report } = await runTest({
+      const { report, sanitized } = await runTest({
         projectDir: dir,
         python: f.python,
         manifest: f.manifest,
@@ -156,7 +156,13 @@ export function registerConformanceCommands(program: Command): void {
       // Custom operators against their references (issue 14): once per run, not per shard.
       let customFailed = 0;
       if (!f.faults && (!f.shard || f.shard.startsWith("1/")) && hasCustomOps(dir)) {
-        customFailed = await runCustomOps({ projectDir: dir, python: f.python, manifest: f.manifest, quiet: f.quiet });
+        customFailed = await runCustomOps({
+          projectDir: dir,
+          python: f.python,
+          manifest: f.manifest,
+          quiet: f.quiet,
+          ...(sanitized ? { sanitized } : {}),
+        });
       }
       if (f.failOnProblems) checkOutcome(report);
       if (f.failOnProblems && customFailed > 0) {

@@ -12,6 +12,7 @@ import { execa } from "execa";
 import { resolvePython } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
 import { pythonEnv } from "./driver.js";
+import { LOGS_ENV } from "./sanitize.js";
 import { readManifest } from "./select.js";
 
 export interface CustomOpsOptions {
@@ -19,6 +20,12 @@ export interface CustomOpsOptions {
   readonly python?: string;
   readonly manifest?: string;
   readonly quiet?: boolean;
+  /**
+   * `test --sanitize`: the sanitized run's environment (RunOutcome.sanitized).
+   * The checks run in it, in its reports directory, so they call the
+   * sanitized build's kernels, not a release install that may not exist.
+   */
+  readonly sanitized?: Readonly<Record<string, string>>;
 }
 
 /** Whether the project has custom operators to check (gen wrote their Python module). */
@@ -36,7 +43,11 @@ export async function runCustomOps(opts: CustomOpsOptions): Promise<number> {
   const r = await execa(
     python,
     ["-m", "opgen_conformance", "custom", "--package", manifest.python_package, "--device", manifest.device, "--json"],
-    { env: pythonEnv(), reject: false },
+    {
+      env: { ...pythonEnv(), ...(opts.sanitized ?? {}) },
+      ...(opts.sanitized ? { cwd: opts.sanitized[LOGS_ENV] } : {}),
+      reject: false,
+    },
   );
   if (r.exitCode !== 0 && r.exitCode !== 1) {
     const last = String(r.stderr).trim().split("\n").slice(-5).join("\n");

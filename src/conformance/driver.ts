@@ -107,6 +107,8 @@ export interface RunOutcome {
   readonly report: Report;
   readonly resultsFile: string;
   readonly configFile: string;
+  /** Under --sanitize, the environment the runner ran in (Note [Sanitized workers]): the custom-operator checks run in it too. */
+  readonly sanitized?: Readonly<Record<string, string>>;
 }
 
 export async function runTest(opts: TestOptions): Promise<RunOutcome> {
@@ -215,7 +217,8 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
         ? Object.entries(sanitized)
             .map(([k, v]) => `${k}='${v}'`)
             .join(" ")
-        : `PYTHONPATH=${PYTHON_DIR}`;
+        : // the runner's own PYTHONPATH: the caller's (a --target install) stays on it
+          `PYTHONPATH='${pythonEnv().PYTHONPATH}'`;
       process.stdout.write(
         st.dim(
           `rerun one sample alone: ${envText} ${python} -m opgen_conformance rerun --config ${configFile} ` +
@@ -224,7 +227,7 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
       );
     }
   }
-  return { report, resultsFile, configFile };
+  return { report, resultsFile, configFile, ...(sanitized ? { sanitized } : {}) };
 }
 
 /**
