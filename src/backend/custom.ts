@@ -13,6 +13,25 @@
  * Tensor per `Tensor` argument of the forward, in order (the gradient of
  * that argument; an undefined tensor for none). Every other argument gets no
  * gradient. `backward:` names that operator's `kernel:`.
+ *
+ * Note [Backward formulas]: instead of a kernel, `backward:` may be a mapping
+ * from differentiable inputs (the forward's `Tensor` arguments) to a C++
+ * expression over other ops, as derivatives.yaml writes them:
+ * `backward: {self: "grad * weight", weight: "(grad * self).sum_to_size(weight.sizes())"}`.
+ * An expression may name the forward's arguments (as the C++ types a
+ * Function saves them in, Note [Saved arguments] in dest/autograd.ts),
+ * `grad` (the incoming gradient of a one-output op), `grads[i]` (of output
+ * i), `result` (the forward's output; `result0`, `result1`, ... for several),
+ * and, qualified, the namespaces `at`, `c10`, `std` (at::rsqrt(x)); besides
+ * those only `true`, `false`, `nullptr`, `int64_t` and `double` (literals,
+ * casts). Members (`x.sum(-1, true)`) and names after `::` are C++'s to
+ * check. Any other name would reach into the generated Function's own
+ * locals or an unqualified overload set the vendor did not choose, so it is
+ * refused, as are `;`, comments and preprocessor lines (one expression, not
+ * statements). An input without a formula gets an undefined gradient. The
+ * expressions run in the generated Function's backward through the
+ * dispatcher, so with create_graph their own gradients come from the ops
+ * they call (double backward works where those ops have gradients).
  */
 import { parseSchema, printSchema, printType, SchemaParseError, schemaKind, typeEquals } from "../model/schema.js";
 import type { Argument, FunctionSchema, NativeFunction, Type } from "../model/types.js";
@@ -31,8 +50,10 @@ export interface CustomOp {
   readonly schema: string;
   /** The C++ kernel (in cpp_namespace, or a member of class_name). */
   readonly kernel: string;
-  /** The backward operator (another entry), or null: no gradient (backward raises). */
+  /** The backward operator (another entry), or null: a formula, or no gradient (backward raises). */
   readonly backward: string | null;
+  /** The backward as formulas over other ops (Note [Backward formulas]), or null. */
+  readonly formula: BackwardFormula | null;
   /** A Python expression over the argument names giving the fake (meta) outputs, or null. */
   readonly fake: string | null;
   /** A Python expression over the argument names: the reference implementation, or null. */
@@ -47,10 +68,27 @@ export interface CustomOp {
   readonly loc: SourceLoc;
 }
 
-/** The backward of one `autograd:` entry: the custom operator it calls, or null (raises). */
+/** One differentiable input's gradient formula (Note [Backward formulas]). */
+export interface FormulaEntry {
+  /** The forward's argument (a `Tensor`). */
+  readonly input: string;
+  /** The C++ expression, as written. */
+  readonly expr: string;
+  readonly loc: SourceLoc;
+}
+
+/** A backward written as formulas: one per differentiable input that has a gradient, in argument order. */
+export interface BackwardFormula {
+  readonly entries: readonly FormulaEntry[];
+  /** Whether an expression names the forward's outputs (`result`, `resultN`): then the Function saves them. */
+  readonly usesResult: boolean;
+}
+
+/** The backward of one `autograd:` entry: the custom operator it calls, formulas, or neither (raises). */
 export interface AutogradBackward {
   readonly op: string;
   readonly backward: string | null;
+  readonly formula: BackwardFormula | null;
   readonly loc: SourceLoc;
 }
 
@@ -62,6 +100,8 @@ export interface ReaderContext {
   warn(loc: SourceLoc, message: string): void;
   /** A string scalar's value (as PyYAML reads it) or null. */
   str(node: unknown): string | null;
+  /** Whether a scalar is written in quotes (its value then starts one column later). */
+  quoted(node: unknown): boolean;
   /** True when `base` names an aten operator (any overload). */
   atenHasBase(base: string): boolean;
 }
@@ -142,6 +182,176 @@ export function backwardProblem(fwd: FunctionSchema, bwd: FunctionSchema): strin
     );
   }
   return null;
+}
+
+/** Names a formula may use unqualified besides the inputs, grad/grads and results (Note [Backward formulas]). */
+const FORMULA_CXX_NAMES = ["at", "c10", "std", "true", "false", "nullptr", "int64_t", "double"] as const;
+
+/**
+ * The unqualified names a formula uses, each with its offset, or the first
+ * thing that keeps it from being one C++ expression.
+ */
+export function formulaNames(
+  expr: string,
+): { readonly names: readonly { name: string; at: number }[] } | { readonly problem: string; readonly at: number } {
+  const names: { name: string; at: number }[] = [];
+  const open: { c: string; at: number }[] = [];
+  const pairs: Record<string, string> = { ")": "(", "]": "[", "}": "{" };
+  let i = 0;
+  while (i < expr.length) {
+    const c = expr[i]!;
+    const next = expr[i + 1] ?? "";
+    if (/[^\x20-\x7e]/.test(c)) return { problem: "has a character outside printable ASCII", at: i };
+    if (c === '"') {
+      let j = i + 1;
+      while (j < expr.length && expr[j] !== '"') {
+        if (expr[j] === "\\") return { problem: "has a backslash in a string", at: j };
+        j++;
+      }
+      if (j >= expr.length) return { problem: "leaves a string open", at: i };
+      i = j + 1;
+      continue;
+    }
+    if (/[0-9]/.test(c) || (c === "." && /[0-9]/.test(next))) {
+      // A number: digits, '.', suffixes (f, L, u) and exponents (1e-6).
+      let j = i + 1;
+      while (
+        j < expr.length &&
+        (/[0-9A-Za-z_.]/.test(expr[j]!) || (/[+-]/.test(expr[j]!) && /[eE]/.test(expr[j - 1]!)))
+      ) {
+        j++;
+      }
+      i = j;
+      continue;
+    }
+    if (/[A-Za-z_]/.test(c)) {
+      let j = i + 1;
+      while (j < expr.length && /[A-Za-z0-9_]/.test(expr[j]!)) j++;
+      const before = expr.slice(0, i).trimEnd();
+      // x.member, p->member and ns::name are C++'s to resolve, not ours.
+      if (!(before.endsWith(".") || before.endsWith("->") || before.endsWith("::"))) {
+        names.push({ name: expr.slice(i, j), at: i });
+      }
+      i = j;
+      continue;
+    }
+    if (c === ";") return { problem: "has a ';' (write one expression, not statements)", at: i };
+    if (c === "#") return { problem: "has a '#' (no preprocessor lines)", at: i };
+    if (c === "/" && (next === "/" || next === "*")) return { problem: "has a comment", at: i };
+    if (c === "'" || c === "\\" || c === "`" || c === "@" || c === "$") {
+      return { problem: `has a '${c}' (write strings in double quotes)`, at: i };
+    }
+    if (c === "(" || c === "[" || c === "{") open.push({ c, at: i });
+    else if (c === ")" || c === "]" || c === "}") {
+      const o = open.pop();
+      if (o === undefined) return { problem: `closes a '${c}' it did not open`, at: i };
+      if (o.c !== pairs[c]) return { problem: `closes '${o.c}' with '${c}'`, at: i };
+    }
+    i++;
+  }
+  const left = open.pop();
+  if (left) return { problem: `leaves a '${left.c}' open`, at: left.at };
+  if (expr.trim() === "") return { problem: "is empty", at: 0 };
+  return { names };
+}
+
+/**
+ * Reads a backward written as formulas (Note [Backward formulas]) for the
+ * forward `fwd`; reports every problem and returns null after any.
+ */
+export function readFormula(cx: ReaderContext, node: YMap, fwd: FunctionSchema, what: string): BackwardFormula | null {
+  const args = callArguments(fwd);
+  const byName = new Map(args.map((a) => [a.name, a]));
+  const differentiable = args.filter((a) => isPlainTensor(a.type)).map((a) => a.name);
+  const nOut = fwd.returns.length;
+  const results = nOut === 1 ? ["result"] : fwd.returns.map((_, i) => `result${i}`);
+  const own = [...(nOut === 1 ? ["grad"] : []), "grads", ...results];
+  const allowed = [...args.map((a) => a.name), ...own, ...FORMULA_CXX_NAMES];
+  const allowedText =
+    `the arguments (${args.map((a) => a.name).join(", ")}), ${own.join(", ")}, names qualified by at::, c10:: or std::, ` +
+    "and true, false, nullptr, int64_t, double";
+  const forTensors = `formulas are for the Tensor arguments: ${differentiable.join(", ") || "none"}`;
+  let ok = true;
+  const err = (loc: SourceLoc, m: string) => {
+    cx.error(loc, m);
+    ok = false;
+  };
+  // An argument named like the formula's own names would be shadowed by them.
+  const clash = args.find((a) => a.name === "grad" || a.name === "grads" || /^result\d*$/.test(a.name));
+  if (clash) {
+    err(
+      cx.locOf(node),
+      `${what} has an argument named ${clash.name}, which a backward formula uses for its own value; ` +
+        "rename the argument, or name a backward kernel instead",
+    );
+  }
+  const got = new Map<string, FormulaEntry>();
+  let usesResult = false;
+  for (const p of node.items) {
+    const kLoc = cx.locOf(p.key);
+    const k = cx.str(p.key);
+    if (k === null) {
+      err(kLoc, `${what}: a backward formula's key is not a name; ${forTensors}`);
+      continue;
+    }
+    const arg = byName.get(k);
+    if (!arg) {
+      const hint = didYouMean(k, differentiable);
+      err(
+        kLoc,
+        `${what}: backward formula for ${q(k)}, which is not an argument${hint}${hint ? " " : "; "}${forTensors}`,
+      );
+      continue;
+    }
+    if (!isPlainTensor(arg.type)) {
+      err(
+        kLoc,
+        `${what}: backward formula for ${k}, which is ${printType(arg.type)} and has no gradient; ${forTensors}`,
+      );
+      continue;
+    }
+    if (got.has(k)) {
+      err(kLoc, `${what}: two backward formulas for ${k}; give each input one`);
+      continue;
+    }
+    const v = p.value;
+    const expr = v === null ? null : cx.str(v);
+    const vLoc = v === null ? kLoc : cx.locOf(v);
+    if (expr === null || expr.trim() === "") {
+      err(vLoc, `${what}: the backward formula for ${k} is not a string; write one C++ expression, e.g. "grad * 2"`);
+      continue;
+    }
+    // Columns inside the expression: a quoted scalar starts one character later.
+    const quoted = v !== null && cx.quoted(v) ? 1 : 0;
+    const at = (i: number): SourceLoc => ({ ...vLoc, col: vLoc.col + quoted + i });
+    const read = formulaNames(expr);
+    if ("problem" in read) {
+      err(at(read.at), `${what}: the backward formula for ${k} ${read.problem}; write one C++ expression`);
+      continue;
+    }
+    let good = true;
+    for (const n of read.names) {
+      if (n.name === "result" || /^result\d+$/.test(n.name)) usesResult = true;
+      if (allowed.includes(n.name)) continue;
+      good = false;
+      let why: string;
+      if (n.name === "grad" && nOut > 1)
+        why = `; the operator has ${nOut} outputs, so write grads[i] for output i's gradient`;
+      else if (n.name === "result" && nOut > 1) why = `; the operator has ${nOut} outputs: write ${results.join(", ")}`;
+      else if (/^result\d+$/.test(n.name)) why = `; the operator's outputs are ${results.join(", ")}`;
+      else {
+        const hint = didYouMean(n.name, [...args.map((a) => a.name), ...own]);
+        why = `${hint}${hint ? " " : "; "}a formula may use ${allowedText} (write at::${n.name} for an ATen function)`;
+      }
+      err(at(n.at), `${what}: the backward formula for ${k} uses ${q(n.name)}${why}`);
+    }
+    if (good) got.set(k, { input: k, expr, loc: vLoc });
+  }
+  if (node.items.length === 0) {
+    err(cx.locOf(node), `${what}: the backward mapping is empty; ${forTensors}, or leave backward: out`);
+  }
+  if (!ok) return null;
+  return { entries: differentiable.flatMap((n) => (got.has(n) ? [got.get(n)!] : [])), usesResult };
 }
 
 /** Why a Python expression written in the YAML cannot go into the generated module, or null. */
@@ -266,7 +476,12 @@ function readEntry(cx: ReaderContext, item: unknown): CustomOp | null {
     if (!v || v.value === null || (isScalar(v.value) && v.value.value === null)) return null;
     const s = cx.str(v.value);
     if (s === null) {
-      cx.error(cx.locOf(v.value), `custom ${key} is not a string; write it as one line of text`);
+      cx.error(
+        cx.locOf(v.value),
+        key === "backward"
+          ? "custom backward is neither a kernel name nor a mapping of formulas; write backward: <kernel> or backward: {self: <C++ expression>, ...}"
+          : `custom ${key} is not a string; write it as one line of text`,
+      );
       ok = false;
       return null;
     }
@@ -307,7 +522,16 @@ function readEntry(cx: ReaderContext, item: unknown): CustomOp | null {
     } else kernel = kernelText.s;
   }
 
-  // --- backward (checked against the other entries by readCustom)
+  // --- backward: a kernel (checked against the other entries by readCustom) or formulas
+  const bwNode = values.get("backward")?.value;
+  let formula: BackwardFormula | null = null;
+  if (isMap(bwNode)) {
+    if (func !== null) {
+      formula = readFormula(cx, bwNode, func, `custom operator ${func.name.name.base}`);
+      if (formula === null) ok = false;
+    }
+    values.delete("backward");
+  }
   const bwText = text("backward");
   let backward: string | null = null;
   if (bwText !== null) {
@@ -350,7 +574,7 @@ function readEntry(cx: ReaderContext, item: unknown): CustomOp | null {
       `custom operator ${name} has no reference:, so \`opgen-backend test\` cannot check it; give a Python expression`,
     );
   }
-  return { name, func, schema: printSchema(func), kernel, backward, fake, reference, samples, doc, loc };
+  return { name, func, schema: printSchema(func), kernel, backward, formula, fake, reference, samples, doc, loc };
 }
 
 /**
@@ -451,16 +675,27 @@ function containsCustomClass(t: Type): boolean {
 export function readAutogradMapping(
   cx: ReaderContext,
   item: YMap,
-): { name: string; loc: SourceLoc; backward: string | null; backwardLoc: SourceLoc | null } | null {
+): {
+  name: string;
+  loc: SourceLoc;
+  backward: string | null;
+  backwardLoc: SourceLoc | null;
+  formulaNode: YMap | null;
+} | null {
   let name: string | null = null;
   let nameLoc: SourceLoc | null = null;
   let backward: string | null = null;
   let backwardLoc: SourceLoc | null = null;
+  let formulaNode: YMap | null = null;
   let ok = true;
   for (const p of item.items) {
     const k = cx.str(p.key);
     const v = cx.str(p.value);
-    if (k === "op" && v !== null) {
+    if (k === "backward" && isMap(p.value)) {
+      // Formulas, read once load.ts has resolved the op (checkAutogradBackwards).
+      formulaNode = p.value;
+      backwardLoc = cx.locOf(p.value);
+    } else if (k === "op" && v !== null) {
       name = v;
       nameLoc = cx.locOf(p.value);
     } else if (k === "backward" && v !== null) {
@@ -474,7 +709,7 @@ export function readAutogradMapping(
     } else {
       cx.error(
         cx.locOf(p.key),
-        "autograd entry keys are op: (an operator name) and backward: (a custom kernel), both strings",
+        "autograd entry keys are op: (an operator name) and backward: (a custom kernel, or a mapping of formulas: Note [Backward formulas])",
       );
       ok = false;
     }
@@ -483,7 +718,7 @@ export function readAutogradMapping(
     if (ok) cx.error(cx.locOf(item), "autograd entry has no op:; write {op: <operator>, backward: <custom kernel>}");
     return null;
   }
-  return ok ? { name, loc: nameLoc, backward, backwardLoc } : null;
+  return ok ? { name, loc: nameLoc, backward, backwardLoc, formulaNode } : null;
 }
 
 /** The checked backwards of `autograd:` entries (load.ts resolved the ops). */
@@ -495,6 +730,7 @@ export function checkAutogradBackwards(
     fn: NativeFunction;
     backward: string | null;
     backwardLoc: SourceLoc | null;
+    formulaNode: YMap | null;
   }[],
   custom: readonly CustomOp[],
   autogradKey: string,
@@ -510,16 +746,21 @@ export function checkAutogradBackwards(
         e.loc,
         `autograd entry ${e.name} gets no generated autograd Function: ${why}; it is registered on ${autogradKey} ` +
           `as torchgen does, so its kernel must record autograd itself` +
-          (e.backward !== null ? ` and backward: ${e.backward} is not called` : "") +
+          (e.backward !== null || e.formulaNode !== null ? " and its backward: is not used" : "") +
           "; list it as a plain name to say so, or list a functional overload instead",
       );
     }
+    if (e.formulaNode !== null) {
+      const formula = readFormula(cx, e.formulaNode, e.fn.func, `autograd entry ${e.name}`);
+      if (formula !== null) out.push({ op: e.name, backward: null, formula, loc: e.backwardLoc ?? e.loc });
+      continue;
+    }
     if (e.backward === null || e.backwardLoc === null) {
-      out.push({ op: e.name, backward: null, loc: e.loc });
+      out.push({ op: e.name, backward: null, formula: null, loc: e.loc });
       continue;
     }
     if (checkBackwardName(cx, e.backward, e.fn.func, e.backwardLoc, byKernel, `autograd entry ${e.name}`)) {
-      out.push({ op: e.name, backward: e.backward, loc: e.backwardLoc });
+      out.push({ op: e.name, backward: e.backward, formula: null, loc: e.backwardLoc });
     }
   }
   return out;

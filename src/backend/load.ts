@@ -233,7 +233,10 @@ function isNullScalar(node: unknown): boolean {
 class Checker {
   readonly diags: Diagnostic[] = [];
   /** `autograd:` entries written as mappings, by op name: the backward kernel they name (custom.ts). */
-  private readonly autogradMappings = new Map<string, { backward: string | null; backwardLoc: SourceLoc | null }>();
+  private readonly autogradMappings = new Map<
+    string,
+    { backward: string | null; backwardLoc: SourceLoc | null; formulaNode: YMap | null }
+  >();
   /** Offsets where each line starts, for offset -> line:col. */
   private readonly lineStarts: number[] = [0];
   /** Built on first use (misspelt names only): it enumerates the whole catalog (Note [Lazy catalog]). */
@@ -542,6 +545,7 @@ class Checker {
     return {
       custom,
       autogradBackward: new Map(autogradBackward.map((b) => [b.op, b.backward])),
+      autogradFormula: new Map(autogradBackward.flatMap((b) => (b.formula ? [[b.op, b.formula] as const] : []))),
       file: this.file,
       backend,
       autogradKey: `Autograd${backend}`,
@@ -575,6 +579,10 @@ class Checker {
       error: (l, m) => this.error(l, m),
       warn: (l, m) => this.warn(l, m),
       str: (n) => pyyamlString(n),
+      quoted: (n) => {
+        const at = (n as { offset?: unknown } | null)?.offset;
+        return typeof at === "number" && (this.text[at] === '"' || this.text[at] === "'");
+      },
       atenHasBase: (base) => this.catalog.byName.has(base) || this.ix.overloads.has(base),
     };
   }
@@ -737,7 +745,11 @@ class Checker {
       if (key === "autograd" && isMap(item)) {
         const m = readAutogradMapping(this.readerContext(""), item);
         if (m) {
-          this.autogradMappings.set(m.name, { backward: m.backward, backwardLoc: m.backwardLoc });
+          this.autogradMappings.set(m.name, {
+            backward: m.backward,
+            backwardLoc: m.backwardLoc,
+            formulaNode: m.formulaNode,
+          });
           named.push({ name: m.name, loc: m.loc });
         }
         continue;

@@ -14,7 +14,7 @@
  */
 import type { NativeFunction } from "../model/types.js";
 import type { Diagnostic, SourceLoc } from "../util/errors.js";
-import type { CustomOp } from "./custom.js";
+import type { BackwardFormula, CustomOp } from "./custom.js";
 
 /**
  * Dispatch keys an out-of-tree backend may register kernels for. torchgen
@@ -150,6 +150,8 @@ export interface BackendConfig {
    * keeps torchgen's meaning (Note [Autograd entries are Functions]).
    */
   readonly autogradBackward: ReadonlyMap<string, string | null>;
+  /** `autograd:` mapping entries whose backward is formulas (Note [Backward formulas]): op name -> them. */
+  readonly autogradFormula: ReadonlyMap<string, BackwardFormula>;
   /** Where each top-level key is written, for later passes that want to cite it. */
   readonly keyLocs: ReadonlyMap<string, SourceLoc>;
   /** Problems that do not stop generation (duplicates, defaults worth knowing). */

@@ -16,11 +16,13 @@
  * Function whose forward redispatches below autograd and saves the
  * arguments, and whose backward calls the backward operator the YAML names
  * (Note [Backward convention] in src/backend/custom.ts) through the
- * dispatcher, or raises "backward of <op> not implemented for <device>".
+ * dispatcher, or evaluates the YAML's formulas over other ops (Note
+ * [Backward formulas] there), or raises "backward of <op> not implemented
+ * for <device>".
  * An entry gets a Function when PyTorch's rules for one are simple: a
  * functional schema (no mutation, no views), Tensor returns, and arguments
  * a Function can save (Note [Saved arguments]); any other entry is
- * registered as torchgen does. Outputs derivatives.yaml's
+ * registered as torchgen does, and the loader warns that it is. Outputs derivatives.yaml's
  * output_differentiability marks False, and outputs that cannot have a
  * gradient (integral or bool dtype), are marked non-differentiable, as
  * VariableType does.
@@ -31,10 +33,17 @@
  * type (std::string for str, std::vector<int64_t> for int[]).
  */
 import { DispatcherSignature } from "../api/dispatcher.js";
-import { type CustomOp, callArguments, functionProblem, isPlainTensor } from "../backend/custom.js";
+import {
+  type BackwardFormula,
+  type CustomOp,
+  callArguments,
+  formulaNames,
+  functionProblem,
+  isPlainTensor,
+} from "../backend/custom.js";
 import type { BackendConfig } from "../backend/types.js";
 import { printType } from "../model/schema.js";
-import type { FunctionSchema } from "../model/types.js";
+import type { Argument, FunctionSchema } from "../model/types.js";
 import type { Plan } from "./plan.js";
 
 const NO_FLAGS = { symint: false, constRefForMutable: false, iListRef: false } as const;
@@ -64,6 +73,8 @@ interface FnModel {
   readonly overload: string;
   readonly func: FunctionSchema;
   readonly backward: CustomOp | null;
+  /** The backward as formulas (Note [Backward formulas] in src/backend/custom.ts), or null. */
+  readonly formula: BackwardFormula | null;
   /** Returns derivatives.yaml's output_differentiability marks False. */
   readonly nonDifferentiable: readonly number[];
 }
@@ -106,6 +117,67 @@ function savedValue(t: string): { store: (x: string) => string; load: (x: string
   }
 }
 
+/**
+ * The body of a backward written as formulas (Note [Backward formulas] in
+ * src/backend/custom.ts): locals for the names the formulas use, as the
+ * Function saved them (Note [Saved arguments]), then one gradient per
+ * forward argument, undefined where no formula is given. Only used names
+ * get a local, so the generated code has no unused variables.
+ */
+function formulaBackward(
+  m: FnModel,
+  f: BackwardFormula,
+  args: readonly Argument[],
+  tensors: readonly Argument[],
+  nOut: number,
+): string[] {
+  const used = new Set<string>();
+  for (const e of f.entries) {
+    const r = formulaNames(e.expr);
+    if ("names" in r) for (const n of r.names) used.add(n.name);
+  }
+  const L: string[] = [];
+  L.push("    // Note [Backward formulas]: the names the formulas use.");
+  const savedTensors = tensors.filter((a) => used.has(a.name));
+  const results = nOut === 1 ? ["result"] : Array.from({ length: nOut }, (_, i) => `result${i}`);
+  const usedResults = results.filter((r) => used.has(r));
+  if (savedTensors.length > 0 || usedResults.length > 0) {
+    L.push("    const torch::autograd::variable_list saved = ctx->get_saved_variables();");
+  } else L.push("    (void)ctx;");
+  for (const a of args) {
+    if (!used.has(a.name)) continue;
+    const ti = tensors.indexOf(a);
+    if (ti >= 0) {
+      L.push(
+        printType(a.type) === "Tensor?"
+          ? `    const std::optional<at::Tensor> ${a.name} = saved[${ti}].defined() ? std::optional<at::Tensor>(saved[${ti}]) : std::nullopt;`
+          : `    const at::Tensor& ${a.name} = saved[${ti}];`,
+      );
+    } else {
+      const load = savedValue(printType(a.type).replace(/\[\d+\]$/, "[]")).load(
+        `ctx->saved_data[${cxxString(a.name)}]`,
+      );
+      L.push(`    const auto ${a.name} = ${load};`);
+    }
+  }
+  for (const [i, r] of results.entries()) {
+    if (used.has(r)) L.push(`    const at::Tensor& ${r} = saved[${tensors.length + i}];`);
+  }
+  if (used.has("grad")) L.push("    const at::Tensor& grad = grads[0];");
+  if (!used.has("grad") && !used.has("grads")) L.push("    (void)grads;");
+  const byInput = new Map(f.entries.map((e) => [e.input, e.expr]));
+  L.push(
+    `    // ${m.ns}::${m.name}${m.overload ? `.${m.overload}` : ""}: one gradient per argument, undefined without a formula.`,
+  );
+  L.push("    return {");
+  for (const a of args) {
+    const e = byInput.get(a.name);
+    L.push(e === undefined ? "        at::Tensor()," : `        at::Tensor(${e}),`);
+  }
+  L.push("    };");
+  return L;
+}
+
 function emitFunction(m: FnModel, device: string): { code: string; wrapper: string } {
   const sig = new DispatcherSignature(m.func, NO_FLAGS, "forward");
   const cls = className(m);
@@ -126,8 +198,10 @@ function emitFunction(m: FnModel, device: string): { code: string; wrapper: stri
   const tensors = args.filter(
     (a) => (a.type.kind === "base" && a.type.name === "Tensor") || printType(a.type) === "Tensor?",
   );
-  if (m.backward) {
+  if (m.backward || m.formula) {
     const saved = tensors.map((a) => (printType(a.type) === "Tensor?" ? `${a.name}.value_or(at::Tensor())` : a.name));
+    // Note [Backward formulas]: outputs a formula names are saved after the inputs.
+    if (m.formula?.usesResult) saved.push(...outs);
     L.push(`    ctx->save_for_backward({${saved.join(", ")}});`);
     for (const a of args) {
       if (tensors.includes(a)) continue;
@@ -151,7 +225,9 @@ function emitFunction(m: FnModel, device: string): { code: string; wrapper: stri
   L.push(
     "  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grads) {",
   );
-  if (m.backward === null) {
+  if (m.formula !== null) {
+    L.push(...formulaBackward(m, m.formula, args, tensors, outs.length));
+  } else if (m.backward === null) {
     L.push("    (void)ctx;");
     L.push("    (void)grads;");
     const what = m.ns === "aten" ? `${m.name}${m.overload ? `.${m.overload}` : ""}` : `${m.ns}::${m.name}`;
@@ -229,6 +305,7 @@ export function emitAutogradFunctions(plan: Plan, headerName: string, banner: st
       overload: e.fn.func.name.overloadName,
       func: e.fn.func,
       backward: bk === undefined ? null : byKernel.get(bk)!,
+      formula: c.autogradFormula.get(e.name) ?? null,
       nonDifferentiable: plan.nonDifferentiableOutputs.get(e.name) ?? [],
     });
   }
@@ -240,6 +317,7 @@ export function emitAutogradFunctions(plan: Plan, headerName: string, banner: st
       overload: dot < 0 ? "" : o.name.slice(dot + 1),
       func: o.func,
       backward: o.backward === null ? null : byKernel.get(o.backward)!,
+      formula: o.formula,
       nonDifferentiable: [],
     });
   }
@@ -253,7 +331,10 @@ export function emitAutogradFunctions(plan: Plan, headerName: string, banner: st
   L.push("");
   L.push("// clang-format off");
   L.push("");
+  // Formulas call ATen's functions (at::rsqrt(...)) as well as Tensor methods.
+  const formulas = models.some((m) => m.formula !== null);
   for (const inc of [
+    ...(formulas ? ["<ATen/Functions.h>"] : []),
     "<ATen/Tensor.h>",
     "<ATen/core/dispatch/Dispatcher.h>",
     "<c10/core/ScalarType.h>",

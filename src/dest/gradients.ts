@@ -43,6 +43,8 @@ export interface GradientEntry {
    * torchgen does and its kernel must record autograd itself.
    */
   readonly noFunction?: string;
+  /** For `vendor` from formulas (Note [Backward formulas]): the inputs that have one. */
+  readonly formula?: readonly string[];
 }
 
 export interface GradientReport {
@@ -66,6 +68,9 @@ export function gradientReport(plan: Plan, catalog: OperatorCatalog): GradientRe
     const noFunction = c.autogradBackward.has(f.name) ? functionProblem(f) : null;
     if (noFunction !== null) {
       ops.push({ name: f.name, source: "vendor", noFunction });
+    } else if (c.autogradFormula.has(f.name)) {
+      const inputs = c.autogradFormula.get(f.name)!.entries.map((e) => e.input);
+      ops.push({ name: f.name, source: "vendor", formula: inputs });
     } else if (c.autogradBackward.has(f.name)) {
       ops.push({ name: f.name, source: "vendor", backward: c.autogradBackward.get(f.name) ?? null });
     } else if (autogradLoc.has(f.name)) {
@@ -92,9 +97,11 @@ export function gradientReport(plan: Plan, catalog: OperatorCatalog): GradientRe
   }
   for (const o of c.custom) {
     ops.push(
-      o.backward === null
-        ? { name: `${c.device}::${o.name}`, source: "nowhere" }
-        : { name: `${c.device}::${o.name}`, source: "vendor", backward: o.backward },
+      o.formula !== null
+        ? { name: `${c.device}::${o.name}`, source: "vendor", formula: o.formula.entries.map((e) => e.input) }
+        : o.backward === null
+          ? { name: `${c.device}::${o.name}`, source: "nowhere" }
+          : { name: `${c.device}::${o.name}`, source: "vendor", backward: o.backward },
     );
   }
   for (const f of catalog.functions) {

@@ -133,10 +133,10 @@ export function emitOpsModule(plan: Plan, banner: string): string {
     `REFERENCES = {${refs.map((o) => `${JSON.stringify(o.name)}: _reference_${o.name.replace(".", "_")}`).join(", ")}}`,
   );
   L.push("");
-  L.push("# Operators with a backward (custom: backward:): the runner checks their gradients.");
+  L.push("# Operators with a backward (custom: backward:, a kernel or formulas): the runner checks their gradients.");
   L.push(
     `DIFFERENTIABLE = {${c.custom
-      .filter((o) => o.backward !== null)
+      .filter((o) => o.backward !== null || o.formula !== null)
       .map((o) => JSON.stringify(o.name))
       .join(", ")}}`,
   );

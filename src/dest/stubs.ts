@@ -112,6 +112,7 @@ function customStubs(config: BackendConfig): { sig: DispatcherSignature; op: str
   }));
   for (const e of config.autograd) {
     if (!config.autogradBackward.has(e.name) || config.autogradBackward.get(e.name) !== null) continue;
+    if (config.autogradFormula.has(e.name)) continue; // Note [Backward formulas]: no kernel to write
     const fwd = e.fn.func;
     const over = fwd.name.overloadName ? `_${fwd.name.overloadName}` : "";
     const base = `${printBaseOperatorName(fwd.name.name)}${over}_autograd_backward`;

@@ -49,6 +49,8 @@ function yamls(): Record<string, string> {
     // adding an operator to the reference backend does not move them.
     ref: path.join(ROOT, "test/fixtures/gen/golden/backend.yaml"),
     autograd: path.join(ROOT, "test/fixtures/backend/npu_autograd.yaml"),
+    // autograd: mappings (a backward kernel, formulas) and custom: operators.
+    custom: path.join(ROOT, "test/fixtures/gen/golden/custom.yaml"),
   };
   writeFileSync(out.core!, list(core.sort(byCode)));
   writeFileSync(out.all!, list(all.sort(byCode)));

@@ -285,7 +285,7 @@ describe("autograd: entries that get no generated Function", () => {
       `backend.yaml:6:9: warning: autograd entry gelu_ gets no generated autograd Function: it is in-place (it writes self), and a generated Function wraps functional operators only; ${key}${tail}`,
       `backend.yaml:7:9: warning: autograd entry add.out gets no generated autograd Function: it is an out= variant, and out= overloads are not differentiable in PyTorch; ${key}${tail}`,
       `backend.yaml:8:9: warning: autograd entry transpose.int gets no generated autograd Function: it returns a view of an input (an aliased return), which a Function cannot give; ${key}${tail}`,
-      `backend.yaml:9:9: warning: autograd entry index.Tensor gets no generated autograd Function: its argument indices (Tensor?[]) cannot be saved for backward (savable: Tensor, Tensor?, int, SymInt, float, bool, str, Scalar, int[], SymInt[]); ${key} and backward: index_grad is not called${tail}`,
+      `backend.yaml:9:9: warning: autograd entry index.Tensor gets no generated autograd Function: its argument indices (Tensor?[]) cannot be saved for backward (savable: Tensor, Tensor?, int, SymInt, float, bool, str, Scalar, int[], SymInt[]); ${key} and its backward: is not used${tail}`,
     ]);
   });
 
@@ -313,5 +313,178 @@ describe("autograd: entries that get no generated Function", () => {
   it("keeps quiet for entries written as plain names", () => {
     const config = parseBackendYaml(y(...HEAD, "autograd:", "  - gelu_", "  - transpose.int"), "backend.yaml", catalog);
     expect(config.warnings.filter((w) => /autograd entry/.test(w.message))).toEqual([]);
+  });
+});
+
+describe("backward formulas (Note [Backward formulas])", () => {
+  const rms = (...backward: string[]) =>
+    y(
+      ...HEAD,
+      "custom:",
+      "  - func: fused_rms(Tensor self, Tensor weight, float eps=1e-06, int k=0) -> Tensor",
+      "    kernel: fused_rms",
+      "    backward:",
+      ...backward.map((l) => `      ${l}`),
+      "    reference: self",
+    );
+  const cases: [string, { given: string; want: string[] }][] = [
+    [
+      "an unknown input name",
+      {
+        given: rms('slef: "grad"'),
+        want: [
+          'backend.yaml:9:7: custom operator fused_rms: backward formula for "slef", which is not an argument; did you mean "self"? formulas are for the Tensor arguments: self, weight',
+        ],
+      },
+    ],
+    [
+      "a formula for a non-differentiable input",
+      {
+        given: rms('self: "grad"', 'eps: "grad"'),
+        want: [
+          "backend.yaml:10:7: custom operator fused_rms: backward formula for eps, which is float and has no gradient; formulas are for the Tensor arguments: self, weight",
+        ],
+      },
+    ],
+    [
+      "a name that is no input, grad or result",
+      {
+        given: rms('self: "grad * weigth"'),
+        want: [
+          'backend.yaml:9:21: custom operator fused_rms: the backward formula for self uses "weigth"; did you mean "weight"? a formula may use the arguments (self, weight, eps, k), grad, grads, result, names qualified by at::, c10:: or std::, and true, false, nullptr, int64_t, double (write at::weigth for an ATen function)',
+        ],
+      },
+    ],
+    [
+      "an unqualified function",
+      {
+        given: rms("weight: grad * rsqrt(self)"),
+        want: [
+          'backend.yaml:9:22: custom operator fused_rms: the backward formula for weight uses "rsqrt"; a formula may use the arguments (self, weight, eps, k), grad, grads, result, names qualified by at::, c10:: or std::, and true, false, nullptr, int64_t, double (write at::rsqrt for an ATen function)',
+        ],
+      },
+    ],
+    [
+      "the generated Function's own locals",
+      {
+        given: rms('self: "ctx->saved_data.size() * grad"'),
+        want: [
+          'backend.yaml:9:14: custom operator fused_rms: the backward formula for self uses "ctx"; a formula may use the arguments (self, weight, eps, k), grad, grads, result, names qualified by at::, c10:: or std::, and true, false, nullptr, int64_t, double (write at::ctx for an ATen function)',
+        ],
+      },
+    ],
+    [
+      "statements",
+      {
+        given: rms('self: "grad; std::abort()"'),
+        want: [
+          "backend.yaml:9:18: custom operator fused_rms: the backward formula for self has a ';' (write one expression, not statements); write one C++ expression",
+        ],
+      },
+    ],
+    [
+      "an unbalanced bracket and an empty formula",
+      {
+        given: rms('self: "(grad * weight"', 'weight: ""'),
+        want: [
+          "backend.yaml:9:14: custom operator fused_rms: the backward formula for self leaves a '(' open; write one C++ expression",
+          'backend.yaml:10:15: custom operator fused_rms: the backward formula for weight is not a string; write one C++ expression, e.g. "grad * 2"',
+        ],
+      },
+    ],
+    [
+      "grad of an operator with several outputs",
+      {
+        given: y(
+          ...HEAD,
+          "custom:",
+          "  - func: fused_pair(Tensor self) -> (Tensor, Tensor)",
+          "    kernel: fused_pair",
+          "    backward: {self: grad + result}",
+          "    reference: (self, self)",
+        ),
+        want: [
+          'backend.yaml:8:22: custom operator fused_pair: the backward formula for self uses "grad"; the operator has 2 outputs, so write grads[i] for output i\'s gradient',
+          'backend.yaml:8:29: custom operator fused_pair: the backward formula for self uses "result"; the operator has 2 outputs: write result0, result1',
+        ],
+      },
+    ],
+    [
+      "an autograd entry's formula",
+      {
+        given: y(
+          ...HEAD,
+          "autograd:",
+          "  - op: gelu",
+          "    backward: {self: grad * gelu_grad(self), approximate: grad}",
+        ),
+        want: [
+          'backend.yaml:7:29: autograd entry gelu: the backward formula for self uses "gelu_grad"; a formula may use the arguments (self, approximate), grad, grads, result, names qualified by at::, c10:: or std::, and true, false, nullptr, int64_t, double (write at::gelu_grad for an ATen function)',
+          "backend.yaml:7:46: autograd entry gelu: backward formula for approximate, which is str and has no gradient; formulas are for the Tensor arguments: self",
+        ],
+      },
+    ],
+  ];
+  it.each(cases)("%s", (_name, { given, want }) => {
+    expect(diagnosticsOf(given)).toEqual(want);
+  });
+
+  it("emits the formulas into the Function's backward, saving what they name", () => {
+    const text = y(
+      ...HEAD,
+      "autograd:",
+      "  - op: gelu",
+      '    backward: {self: "grad * at::sigmoid(1.702 * self) * (1 + 1.702 * self * (1 - at::sigmoid(1.702 * self)))"}',
+      "  - op: log_sigmoid_forward",
+      "    backward: {self: 'grads[0] * at::sigmoid(-self) + 0 * result1'}",
+      "custom:",
+      "  - func: fused_rms(Tensor self, Tensor weight, float eps=1e-06, int k=0) -> Tensor",
+      "    kernel: fused_rms",
+      "    backward:",
+      '      self: "grad * weight * at::rsqrt(self.pow(2).mean(-1, true) + eps)"',
+      '      weight: "(grad * result / weight).sum_to_size(weight.sizes())"',
+      "    reference: self",
+    );
+    const config = parseBackendYaml(text, "backend.yaml", catalog);
+    const files = new Map(generate(config, catalog).map((f) => [f.path, f.content]));
+    const cpp = files.get("AutogradFunctions.cpp")!;
+    expect(cpp).toContain("#include <ATen/Functions.h>");
+    // Formulas that name result save the outputs after the inputs.
+    expect(cpp).toContain("    ctx->save_for_backward({self, weight, result});");
+    expect(cpp).toContain(
+      [
+        "    const torch::autograd::variable_list saved = ctx->get_saved_variables();",
+        "    const at::Tensor& self = saved[0];",
+        "    const at::Tensor& weight = saved[1];",
+        '    const auto eps = ctx->saved_data["eps"].toDouble();',
+        "    const at::Tensor& result = saved[2];",
+        "    const at::Tensor& grad = grads[0];",
+        "    // mychip::fused_rms: one gradient per argument, undefined without a formula.",
+        "    return {",
+        "        at::Tensor(grad * weight * at::rsqrt(self.pow(2).mean(-1, true) + eps)),",
+        "        at::Tensor((grad * result / weight).sum_to_size(weight.sizes())),",
+        "        at::Tensor(),",
+        "        at::Tensor(),",
+        "    };",
+      ].join("\n"),
+    );
+    // Only the names a formula uses get a local: k is saved but not read back.
+    expect(cpp).not.toContain('const auto k = ctx->saved_data["k"]');
+    expect(cpp).toContain(
+      "        at::Tensor(grad * at::sigmoid(1.702 * self) * (1 + 1.702 * self * (1 - at::sigmoid(1.702 * self)))),",
+    );
+    expect(cpp).toContain("    ctx->save_for_backward({self, std::get<0>(result), std::get<1>(result)});");
+    expect(cpp).toContain("    const at::Tensor& result1 = saved[2];");
+    expect(cpp).not.toContain("backward of gelu not implemented");
+    // Formulas need no backward kernel: gen --stubs writes none, and the reports say where gradients come from.
+    expect(kernelStubs(buildPlan(config, catalog)).map((f) => f.path)).not.toContain("gelu_autograd_backward.cpp");
+    const grads = new Map(computeCoverage(config, catalog).autograd.ops.map((g) => [g.name, g]));
+    expect(grads.get("gelu")).toEqual({ name: "gelu", source: "vendor", formula: ["self"] });
+    expect(grads.get("mychip::fused_rms")).toEqual({
+      name: "mychip::fused_rms",
+      source: "vendor",
+      formula: ["self", "weight"],
+    });
+    expect(files.get("ops.py")).toContain('DIFFERENTIABLE = {"fused_rms"}');
   });
 });
