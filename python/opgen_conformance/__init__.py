@@ -18,8 +18,13 @@ PyTorch. Layout:
 - ``device``   -- how the device under test is reached (a real torch_<device>
   package, or CPU with injected faults for the runner's own tests)
 - ``worker``   -- a persistent process that imports torch once and runs tasks
-- ``pool``     -- the coordinator: worker pool, watchdog, incidents
-- ``results``  -- the JSONL results stream it writes, and reading it back to resume
+- ``pool``     -- the coordinator: starts the parts below and runs the loop
+  that passes the workers' messages between them
+- ``scheduler`` -- which task a free worker runs next (resume, incidents)
+- ``workers``  -- the worker processes: start, read, write, stop
+- ``watchdog`` -- a dead or silent worker as a CRASH/TIMEOUT of its sample
+- ``results``  -- the JSONL results stream the recorder writes, and reading it
+  back to resume
 - ``config``   -- the run config the TypeScript driver writes (Note [Run config contract])
 
 The TypeScript driver (src/conformance) starts ``python -m opgen_conformance run``

@@ -1,14 +1,21 @@
-"""The results file (Note [Results stream]): one JSON record a line, a header
-first, then a record per sample and per finished task, each flushed as it is
-written, so a killed run loses at most its last line and ``--resume`` goes
-on from what is there. The coordinator (pool.py) writes it through
-ResultsFile; the TypeScript driver reads it.
+"""The results file: one JSON record a line, a header first, then a record
+per sample and per finished task, each flushed as it is written, so a killed
+run loses at most its last line and ``--resume`` goes on from what is there.
+The coordinator (pool.py) writes it through a Recorder, which also reports
+progress on stdout; the TypeScript driver reads both.
+
+Note [Results stream]: every sample result is appended to the results file as
+one JSON line the moment it arrives, and a task's completion is its own line.
+``--resume`` reads the file back: finished tasks are skipped, unfinished ones
+continue after their last recorded sample, and a torn last line (the run was
+killed mid-write) is cut off. Nothing recorded is lost and nothing is run twice.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any, TextIO
 
 from .config import RunConfig
@@ -90,3 +97,60 @@ class ResultsFile:
         if self.out:
             self.out.close()
             self.out = None
+
+
+def emit(event: dict[str, Any]) -> None:
+    """One progress event on stdout, a JSON line, for the TypeScript driver."""
+    sys.stdout.write(json.dumps(event, sort_keys=True) + "\n")
+    sys.stdout.flush()
+
+
+class Recorder:
+    """Records one run: each sample's verdicts and each finished task, to the
+    results file and, for finished tasks, as a progress event; counts them."""
+
+    def __init__(self, config: RunConfig) -> None:
+        self.seed = config.seed
+        self.file = ResultsFile(config)
+        self.tasks_total = 0
+        self.tasks_done = 0
+        self.samples = 0
+
+    def open(self) -> tuple[dict[tuple[str, str], int], set[tuple[str, str]], dict[tuple[str, str], int]]:
+        return self.file.open()
+
+    def close(self) -> None:
+        self.file.close()
+
+    def sample(self, op: str, dtype: str, k: int, checks: dict, source: str, desc: str, incident: bool = False) -> None:
+        rec = {
+            "kind": "sample",
+            "op": op,
+            "dtype": dtype,
+            "sample": k,
+            "seed": self.seed,
+            "source": source,
+            "desc": desc,
+            "checks": checks,
+        }
+        if incident:
+            rec["incident"] = True
+        self.file.write(rec)
+        self.samples += 1
+
+    def task(self, op: str, dtype: str, n: int, stopped: str = "") -> None:
+        rec: dict[str, Any] = {"kind": "task", "op": op, "dtype": dtype, "samples": n}
+        if stopped:
+            rec["stopped"] = stopped
+        self.file.write(rec)
+        self.tasks_done += 1
+        emit(
+            {
+                "event": "task",
+                "op": op,
+                "dtype": dtype,
+                "tasks_done": self.tasks_done,
+                "tasks_total": self.tasks_total,
+                "samples": self.samples,
+            }
+        )

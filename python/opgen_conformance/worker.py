@@ -32,7 +32,7 @@ from typing import Any
 from .config import load_config
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """PR_SET_PDEATHSIG: a killed coordinator must not leave workers running."""
     try:
         import ctypes
@@ -79,7 +79,7 @@ def _limit_memory(limit: int | None) -> None:
 
 
 def main(config_path: str) -> int:
-    _die_with_parent()
+    die_with_parent()
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr

@@ -5,7 +5,7 @@
  * JSONL into every report asked for.
  *
  * The runner writes results to disk as they come (Note [Results stream] in
- * python/opgen_conformance/pool.py); this side only reads them back once the
+ * python/opgen_conformance/results.py); this side only reads them back once the
  * runner has finished, so an interrupted `test` loses nothing and
  * `--resume` picks up where it stopped.
  */

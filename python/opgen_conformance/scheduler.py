@@ -1,0 +1,76 @@
+"""The scheduler: which task a free worker runs next.
+
+A task is one (overload, dtype). The plan is every task of the run config
+less what the results file already holds (Note [Results stream] in
+results.py): finished tasks are left out, unfinished ones start after their
+last recorded sample. Tasks are handed out in the config's order; a task
+whose sample cost an incident (watchdog.py) goes back to the front, to go
+on at the next sample in a fresh worker, or stops once it has had
+``max_incidents`` of them.
+"""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass
+from typing import Any
+
+from . import KNOWN_DTYPES
+from .config import RunConfig
+
+
+@dataclass
+class Task:
+    op: dict
+    dtype: str
+    start: int = 0
+    incidents: int = 0
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.op["name"], self.dtype)
+
+    def message(self) -> dict[str, Any]:
+        """What a worker is sent to run this task (worker.py's protocol)."""
+        msg = {"op": self.op["name"], "kind": self.op.get("kind", "functional"), "view": bool(self.op.get("view"))}
+        msg.update({"dtype": self.dtype, "start": self.start})
+        return msg
+
+
+class Scheduler:
+    def __init__(self, config: RunConfig) -> None:
+        self.config = config
+        self.max_incidents = max(1, config.max_incidents)
+        self.pending: collections.deque[Task] = collections.deque()
+        self.tasks_total = 0
+
+    def plan(
+        self, nxt: dict[tuple[str, str], int], done: set[tuple[str, str]], incidents: dict[tuple[str, str], int]
+    ) -> int:
+        """Queues the run's tasks, given what the results file holds (next
+        sample, finished, incidents per task); returns how many are done already."""
+        already = 0
+        for op in self.config.ops:
+            for dt in op.get("dtypes") or []:
+                if dt not in KNOWN_DTYPES:
+                    continue
+                self.tasks_total += 1
+                key = (op["name"], dt)
+                if key in done:
+                    already += 1
+                    continue
+                self.pending.append(Task(op, dt, nxt.get(key, 0), incidents.get(key, 0)))
+        return already
+
+    def next(self) -> Task | None:
+        return self.pending.popleft() if self.pending else None
+
+    def after_incident(self, task: Task, k: int) -> str | None:
+        """After sample k of `task` crashed or hung: the task goes on at k + 1
+        (None), or stops, and the returned text says why."""
+        if task.incidents + 1 >= self.max_incidents:
+            # Each crash costs a worker restart (seconds); a kernel that crashes
+            # on every sample would dominate the run. The rest is left unrun, said so.
+            return f"stopped after {task.incidents + 1} crashes/timeouts"
+        self.pending.appendleft(Task(task.op, task.dtype, k + 1, task.incidents + 1))
+        return None
