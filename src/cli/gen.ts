@@ -49,7 +49,8 @@ export function registerGenCommands(program: Command): void {
         // The autograd report (Note [Gradient sources] in src/dest/gradients.ts).
         const { gradientReport, gradientSummary } = await import("../dest/gradients.js");
         const grads = gradientReport(g.plan, g.catalog);
-        for (const w of grads.warnings) process.stderr.write(`${formatDiagnostic(w)}\n`);
+        // One write: a backend listing every operator gets hundreds of warnings.
+        process.stderr.write(grads.warnings.map((w) => `${formatDiagnostic(w)}\n`).join(""));
         process.stdout.write(`${gradientSummary(grads)}\n`);
       }
       if (g.stubs) report(g.stubs, "stubs");

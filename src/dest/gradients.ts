@@ -26,8 +26,8 @@ import { functionProblem } from "../backend/custom.js";
 import type { BackendConfig } from "../backend/types.js";
 import { isTensorLike } from "../model/catalog.js";
 import { schemaKind } from "../model/schema.js";
-import type { OperatorCatalog } from "../model/types.js";
-import type { Diagnostic } from "../util/errors.js";
+import type { NativeFunction, OperatorCatalog, SchemaKind } from "../model/types.js";
+import type { Diagnostic, SourceLoc } from "../util/errors.js";
 import type { Plan } from "./plan.js";
 
 export type GradientSource = "vendor" | "derivatives.yaml" | "composite" | "nowhere";
@@ -56,15 +56,25 @@ export interface GradientReport {
 export function gradientReport(plan: Plan, catalog: OperatorCatalog): GradientReport {
   const c: BackendConfig = plan.config;
   const autogradLoc = new Map(c.autograd.map((e) => [e.name, e.loc]));
+  // The first `supported:` entry of each name (a warning points at it); a
+  // lookup per warning, not a scan, since a backend may list every operator.
+  const supportedLoc = new Map<string, SourceLoc>();
+  for (const e of c.supported) if (!supportedLoc.has(e.name)) supportedLoc.set(e.name, e.loc);
   const ops: GradientEntry[] = [];
   const warnings: Diagnostic[] = [];
   const seen = new Set<string>();
-  const regs = [...plan.backend.registrations, ...(plan.autograd?.registrations ?? [])];
-  const served = [...regs.map((r) => r.f), ...plan.runtime];
-  for (const f of served) {
+  const derivatives = catalog.derivatives;
+  // Each served overload with the kind the plan gave it (runtime functions
+  // are not registrations: their kind is read here).
+  const served: { readonly f: NativeFunction; readonly kind: SchemaKind }[] = [
+    ...plan.backend.registrations,
+    ...(plan.autograd?.registrations ?? []),
+  ];
+  for (const f of plan.runtime) served.push({ f, kind: schemaKind(f.func) });
+  for (const { f, kind } of served) {
     if (seen.has(f.name)) continue;
     seen.add(f.name);
-    if (schemaKind(f.func) === "out" || !f.func.returns.some((r) => isTensorLike(r.type))) continue;
+    if (kind === "out" || !f.func.returns.some((r) => isTensorLike(r.type))) continue;
     const noFunction = c.autogradBackward.has(f.name) ? functionProblem(f) : null;
     if (noFunction !== null) {
       ops.push({ name: f.name, source: "vendor", noFunction });
@@ -76,18 +86,18 @@ export function gradientReport(plan: Plan, catalog: OperatorCatalog): GradientRe
     } else if (autogradLoc.has(f.name)) {
       ops.push({ name: f.name, source: "vendor" });
     } else if (
-      catalog.derivatives.has(f.name) ||
+      derivatives.has(f.name) ||
       // VariableType gives an inplace overload its functional's formula.
-      (schemaKind(f.func) === "inplace" && catalog.derivatives.has(catalog.groupOf.get(f.name)?.functional.name ?? ""))
+      (kind === "inplace" && derivatives.has(catalog.groupOf.get(f.name)?.functional.name ?? ""))
     ) {
       ops.push({ name: f.name, source: "derivatives.yaml" });
     } else {
       ops.push({ name: f.name, source: "nowhere" });
       if (f.hasCompositeImplicitAutogradKernel) {
-        const entry = c.supported.find((e) => e.name === f.name);
+        const loc = supportedLoc.get(f.name);
         warnings.push({
           severity: "warning",
-          ...(entry ? { loc: entry.loc } : {}),
+          ...(loc ? { loc } : {}),
           message:
             `${f.name} is CompositeImplicitAutograd: with a kernel of its own it no longer decomposes, so it has ` +
             `no gradient; list it under autograd: with a backward ({op: ${f.name}, backward: <kernel>}), or drop its kernel`,
