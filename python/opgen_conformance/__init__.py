@@ -14,7 +14,10 @@ PyTorch. Layout:
 - ``sample``, ``overloads``, ``kinds``, ``tensors`` -- what they all share: the
   Sample record, overloads by name and kind, a call of a functional overload as
   a sample of its in-place or out= sibling, layout-preserving copies and dtypes
-- ``checks``   -- one sample in, one verdict per check out (values, dtype, ...)
+- ``checks``   -- one sample in, one verdict per check out (values, dtype, ...);
+  ``probe_checks`` and ``gradients`` are the checks of probes and of backward,
+  ``calls`` runs a sample on CPU and the device, ``compare`` compares results,
+  ``references`` stands in for the CPU kernels eager lacks
 - ``device``   -- how the device under test is reached (a real torch_<device>
   package, or CPU with injected faults for the runner's own tests)
 - ``worker``   -- a persistent process that imports torch once and runs tasks

@@ -28,7 +28,7 @@ from typing import Any, Callable
 import torch
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
-from .checks import DEFAULT_TOL
+from .compare import DEFAULT_TOL
 
 DTYPES = (torch.float32, torch.float64, torch.bfloat16)
 

@@ -12,7 +12,7 @@ A faults file defines any of:
     FALLBACK = {"mul.Tensor"}                                   # counted as CPU fallback
     UNGUARDED = {"div.Tensor"}      # no device guard: results on the current device
 
-Both have the calls the runner needs for the device-1 pass (checks.py):
+Both have the calls the runner needs for the device-1 pass (probe_checks.py):
 ``device_count``, ``to_device(tree, index)``, ``index_of(tensor)``,
 ``current_index`` and ``set_current``.
 """
@@ -89,7 +89,7 @@ class FaultDevice:
       as a real backend's kernels allocate. UNGUARDED ops lack that guard.
     - Outside inference mode autograd's kernel for an in-place or out=
       overload returns its self/out argument, whatever the backend kernel
-      returned (Note [Identity under inference mode] in checks.py).
+      returned (Note [Identity under inference mode] in calls.py).
     """
 
     def __init__(self, faults_file: str | None, devices: int = 2) -> None:

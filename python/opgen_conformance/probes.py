@@ -21,7 +21,7 @@ A task gets at most 2 + 1 + 2 + 2 probes, appended after its ordinary samples
 in a fixed order, so Note [Sample determinism] names them like any sample.
 Bases and invalid inputs are chosen by running them on CPU here, once; a probe
 is judged only where the device gets its base right (Note [One fault, one
-check] in checks.py).
+check] in probe_checks.py).
 """
 
 from __future__ import annotations

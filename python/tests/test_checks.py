@@ -4,7 +4,8 @@ import unittest
 
 import torch
 
-from opgen_conformance.checks import Runner, tolerance
+from opgen_conformance.checks import Runner
+from opgen_conformance.compare import tolerance
 from opgen_conformance.device import FaultDevice
 from opgen_conformance.sample import Sample
 from opgen_conformance.samples import sample_list
@@ -117,7 +118,7 @@ class ChecksTest(unittest.TestCase):
         def oom(*_a, **_k):
             raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 1073741824 bytes.")
 
-        runner.op = oom
+        runner.calls.op = oom
         r = runner.run(Sample((t(3),), {}, "x"))
         self.assertEqual(r["errors"][0], "skip")
         self.assertIn("CPU reference ran out of memory", r["errors"][1])
@@ -171,7 +172,7 @@ class ChecksTest(unittest.TestCase):
         dev = FaultDevice(None)
         dev.faults["sub.out"] = lambda f, a, k: real(*a, **k)
         runner = Runner("sub.out", "out", False, torch.float32, dev, grad_samples=2)
-        runner.op = eager
+        runner.calls.op = eager
         probes = [s for s in sample_list("sub.out", "out", torch.float32, 0, empty_index(), 3) if s.check == "out_nonempty"]
         verdicts = {s.meta["layout"]: runner.run(s)["out_nonempty"] for s in probes}
         self.assertEqual(verdicts["wrong-shape"], ("pass", ""))

@@ -8,7 +8,7 @@ import time
 import unittest
 from types import SimpleNamespace
 
-from opgen_conformance.scheduler import Scheduler, Task
+from opgen_conformance.scheduler import Scheduler
 from opgen_conformance.watchdog import Watchdog, incident_verdicts
 
 from .helpers import write_empty_index

@@ -103,10 +103,10 @@ class SamplesTest(unittest.TestCase):
         files = set(sample_modules())
         here = os.path.dirname(opgen_conformance.__file__)
         sources = {os.path.join("sources", f) for f in os.listdir(os.path.join(here, "sources")) if f.endswith(".py")}
-        want = {"samples.py", "probes.py", "sample.py", "overloads.py", "kinds.py", "tensors.py", "__init__.py"}
+        want = {"samples.py", "probes.py", "sample.py", "overloads.py", "kinds.py", "tensors.py", "references.py", "__init__.py"}
         self.assertLessEqual(want | sources, files)
         # the coordinator's side and the cache itself make no samples
-        self.assertFalse(files & {"pool.py", "worker.py", "cache.py", "results.py", "config.py"}, files)
+        self.assertFalse(files & {"pool.py", "worker.py", "cache.py", "results.py", "config.py", "checks.py"}, files)
 
     def test_budget_always_reaches_the_synthesized_variants(self):
         # Note [Sample budget]: 6 plain traced samples leave room for 3, the 4 missing variants take it

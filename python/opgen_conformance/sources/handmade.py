@@ -21,7 +21,7 @@ from ..tensors import random_tensor
 # (gates B x G*H, the state B x H, biases G*H, a workspace B x 4H or 5H), so
 # the schema's uniform shapes only reach their argument checks, and no OpInfo
 # reaches them on CPU (eager CPU has no kernel: the reference is
-# checks.py's). Their samples are made here: B = 3, H = 4, with and without
+# references.py's). Their samples are made here: B = 3, H = 4, with and without
 # biases, non-contiguous, and an empty batch.
 _CELL_GATES = {
     "_thnn_fused_lstm_cell": 4,
@@ -128,7 +128,7 @@ def _fft_c2r(dt: torch.dtype) -> list[tuple[tuple, str]]:
     ]
 
 
-# The fused attention (eager CPU's reference: checks.py's): q (B, H, L, E),
+# The fused attention (eager CPU's reference: references.py's): q (B, H, L, E),
 # k (B, H, S, E), v (B, H, S, Ev) with L != S and E != Ev, a bias that
 # broadcasts, the causal mask, strided inputs; the backward gets the
 # forward's outputs and every grad_input_mask the derivative formula sends.
@@ -155,15 +155,16 @@ def _sdpa_backward(dt: torch.dtype) -> list[tuple[tuple, str]]:
         e = torch.empty(0, dtype=torch.int64)
         return [((random_tensor((2, 3, 5, 4), dt), q, k, v, random_tensor((5, 7), dt), [True] * 4, random_tensor((2, 3, 5, 4), dt),
                   random_tensor((2, 3, 5), dt), e, e, 5, 7, 0.0, False, e, e), "sdpa-backward")]
-    from ..checks import _sdpa_overrideable
+    from ..references import CPU_REFERENCES
 
+    forward = CPU_REFERENCES["_scaled_dot_product_fused_attention_overrideable"]
     found = []
     for variant, bias, causal, mask in (("sdpa-backward", (5, 7), False, [True, True, True, True]),
                                         ("sdpa-backward-broadcast-bias", (3, 1, 7), False, [True, False, True, True]),
                                         ("sdpa-backward-causal", (1,), True, [True, True, True, False])):
         q, k, v = _sdpa_inputs(dt)
         b = random_tensor(bias, dt)
-        out, lse, cq, ck, mq, mk, ps, po, _ = _sdpa_overrideable(q, k, v, None if causal else b, 0.0, causal)
+        out, lse, cq, ck, mq, mk, ps, po, _ = forward(q, k, v, None if causal else b, 0.0, causal)
         found.append(((random_tensor(tuple(out.shape), dt), q, k, v, b, mask, out, lse, cq, ck, mq, mk, 0.0, causal, ps, po),
                       variant))
     return found
