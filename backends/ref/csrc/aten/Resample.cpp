@@ -2,23 +2,20 @@
 // upsample_bilinear2d, upsample_nearest2d (what the core .vec overloads
 // decompose into, Note [Upsampling overloads]), their backward ops,
 // grid_sampler_2d, col2im.
-// The glue checks arguments with ATen's own metadata helpers (Padding.h's
-// check_valid_input, UpSample.h's upsample_2d_common_check,
-// GridSamplerUtils.h's checks, im2col_shape_check.h's col2im check), picks
-// the result's shape and memory format as eager does, and makes one library
-// call (Note [Spatial dims] in RefKernels.h).
+// The glue checks arguments as eager does, with eager's words and error
+// classes (the conformance runner compares both), in checks of its own below,
+// picks the result's shape and memory format as eager does, and makes one
+// library call (Note [Spatial dims] in RefKernels.h).
 #include "aten/Glue.h"
 
 #include <ATen/core/Tensor.h>
-#include <ATen/native/GridSamplerUtils.h>
-#include <ATen/native/Padding.h>
-#include <ATen/native/UpSample.h>
-#include <ATen/native/im2col_shape_check.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 #include <c10/util/accumulate.h>
+#include <c10/util/safe_numerics.h>
 
+#include <array>
 #include <vector>
 
 namespace opgen_ref {
@@ -30,17 +27,131 @@ void check_dtype(const at::Tensor& t, bool ok, const char* kernel) {
 
 bool is_floating(c10::ScalarType t) { return c10::isFloatingType(t) && has_kernel_dtype(t); }
 
+// ---- argument checks ----------------------------------------------------------------
+//
+// Note [Resampling checks]: eager checks these arguments before any kernel
+// runs (Padding.h, UpSample.h, GridSamplerUtils.h, im2col_shape_check.h in
+// ATen/native); the checks below make the same tests in the same order with
+// the same texts, all RuntimeError as eager's TORCH_CHECK raises them, so a
+// user sees one error on either device. They are written here, not taken
+// from ATen, so the glue holds no at::native code beyond its metadata helpers
+// (Note [What the glue decides] in Glue.h).
+
+// The input of a `dims`-d padding: (dims + 1)-d, or (dims + 2)-d with a batch
+// that may be empty; every other dim non-empty; two pads per padded dim
+// (replication's own words for that come first).
+void check_pad_input(const at::Tensor& input, at::IntArrayRef padding, int dims, refkPadMode mode) {
+  if (mode == refkPadReplicate) {
+    TORCH_CHECK(padding.size() == static_cast<size_t>(2 * dims), "padding size is expected to be ", 2 * dims);
+  }
+  TORCH_CHECK(padding.size() == static_cast<size_t>(2 * dims), "padding size is expected to be ", 2 * dims,
+              ", but got: ", padding.size());
+  const bool batched = input.dim() == dims + 2;
+  bool ok = batched || input.dim() == dims + 1;
+  for (int64_t d = batched ? 1 : 0; ok && d < input.dim(); ++d) ok = input.size(d) != 0;
+  TORCH_CHECK(ok, "Expected ", dims + 1, "D or ", dims + 2,
+              "D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: ",
+              input.sizes());
+}
+
+// The output shape of a 2-d upsampling (N, C, H_out, W_out) of an input of
+// `input_size` (N, C, H, W); spatial sizes must be positive.
+std::array<int64_t, 4> upsample2d_shape(at::IntArrayRef input_size, at::IntArrayRef output_size) {
+  TORCH_CHECK(output_size.size() == 2, "It is expected output_size equals to 2, but got size ", output_size.size());
+  TORCH_CHECK(input_size.size() == 4, "It is expected input_size equals to 4, but got size ", input_size.size());
+  const int64_t oh = output_size[0], ow = output_size[1], ih = input_size[2], iw = input_size[3];
+  TORCH_CHECK(ih > 0 && iw > 0 && oh > 0 && ow > 0, "Input and output sizes should be greater than 0,",
+              " but got input (H: ", ih, ", W: ", iw, ") output (H: ", oh, ", W: ", ow, ")");
+  return {input_size[0], input_size[1], oh, ow};
+}
+
+// grid_sampler_2d's operands: a 4-d input with non-empty spatial dims and a
+// (N, H_out, W_out, 2) grid on its device, both strided. The checks that
+// every grid_sampler makes come first, then the 2-d one (eager's order; its
+// size(0) and size(-1) raise IndexError on a 0-d operand, as these do).
+void check_grid_sampler_2d(const at::Tensor& input, const at::Tensor& grid) {
+  TORCH_CHECK(input.defined(), "grid_sampler(): expected input to not be undefined");
+  TORCH_CHECK(grid.defined(), "grid_sampler(): expected grid to not be undefined");
+  TORCH_CHECK(input.device() == grid.device(), "grid_sampler(): expected input and grid to be on same device, but ",
+              "input is on ", input.device(), " and grid is on ", grid.device());
+  TORCH_CHECK(input.layout() == at::kStrided && grid.layout() == at::kStrided,
+              "grid_sampler(): expected input and grid to have torch.strided layout, but input has ", input.layout(),
+              " and grid has ", grid.layout());
+  TORCH_CHECK(input.size(0) == grid.size(0),
+              "grid_sampler(): expected grid and input to have same batch size, but got input with sizes ",
+              input.sizes(), " and grid with sizes ", grid.sizes());
+  TORCH_CHECK(grid.size(-1) == input.dim() - 2, "grid_sampler(): expected grid to have size ", input.dim() - 2,
+              " in last dimension, but got grid with sizes ", grid.sizes());
+  for (int64_t i = 2; i < input.dim(); ++i) {
+    TORCH_CHECK(input.size(i) > 0,
+                "grid_sampler(): expected input to have non-empty spatial dimensions, but input has sizes ",
+                input.sizes(), " with dimension ", i, " being empty");
+  }
+  TORCH_CHECK(input.dim() == 4 && input.dim() == grid.dim(),
+              "grid_sampler(): expected 4D input and grid with same number of dimensions, but got input with sizes ",
+              input.sizes(), " and grid with sizes ", grid.sizes());
+}
+
+// Sliding-window positions along one dim: floor((size + 2 pad - dilation
+// (kernel - 1) - 1) / stride) + 1, rounding towards -infinity as eager does.
+int64_t sliding_blocks(int64_t size, int64_t pad, int64_t dilation, int64_t kernel, int64_t stride) {
+  const int64_t x = size + 2 * pad - (dilation * (kernel - 1) + 1);
+  const int64_t q = x / stride;
+  return (x % stride != 0 && ((x < 0) != (stride < 0)) ? q - 1 : q) + 1;
+}
+
+// col2im's input: 2-d (C * kH * kW, L) or 3-d with a batch that may be
+// empty, L the number of sliding blocks output_size makes; positive kernel,
+// stride and dilation, non-negative padding (each pair as (height, width)).
+void check_col2im_shape(const at::Tensor& input, at::IntArrayRef output, at::IntArrayRef kernel,
+                        at::IntArrayRef dilation, at::IntArrayRef pad, at::IntArrayRef stride) {
+  TORCH_CHECK(kernel[1] > 0 && kernel[0] > 0, "kernel size should be greater than zero, but got kernel_height: ",
+              kernel[0], " kernel_width: ", kernel[1]);
+  TORCH_CHECK(stride[1] > 0 && stride[0] > 0, "stride should be greater than zero, but got stride_height: ",
+              stride[0], " stride_width: ", stride[1]);
+  TORCH_CHECK(dilation[1] > 0 && dilation[0] > 0,
+              "dilation should be greater than zero, but got dilation_height: ", dilation[0],
+              " dilation_width: ", dilation[1]);
+  TORCH_CHECK(pad[1] >= 0 && pad[0] >= 0, "padding should be non-negative, but got pad_height: ", pad[0],
+              " pad_width: ", pad[1]);
+  const int64_t ndim = input.dim();
+  TORCH_CHECK((ndim == 2 && input.size(0) != 0 && input.size(1) != 0) ||
+                  (ndim == 3 && input.size(1) != 0 && input.size(2) != 0),
+              "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions ",
+              "for input, but got: ", input.sizes());
+  const int64_t batch_dim = ndim == 3 ? 0 : -1;
+  const int64_t planes = input.size(batch_dim + 1);
+  uint64_t kernel_numel = 1;
+  TORCH_CHECK(!c10::mul_overflows(static_cast<uint64_t>(kernel[1]), static_cast<uint64_t>(kernel[0]), &kernel_numel),
+              "Given kernel_width = ", kernel[1], " and kernel_height = ", kernel[0],
+              " the product of kernel_width and kernel_height overflowed.");
+  TORCH_CHECK(planes % (kernel[1] * kernel[0]) == 0,
+              "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got ",
+              "input.size(1)=", planes, " and kernel_size=(", kernel[0], ", ", kernel[1], ").");
+  const int64_t length = input.size(batch_dim + 2);
+  const int64_t bh = sliding_blocks(output[0], pad[0], dilation[0], kernel[0], stride[0]);
+  const int64_t bw = sliding_blocks(output[1], pad[1], dilation[1], kernel[1], stride[1]);
+  TORCH_CHECK(length == bh * bw, "Given output_size=(", output[0], ", ", output[1], "), kernel_size=(", kernel[0],
+              ", ", kernel[1], "), dilation=(", dilation[0], ", ", dilation[1], "), padding=(", pad[0], ", ", pad[1],
+              "), stride=(", stride[0], ", ", stride[1],
+              "), expected size of input's dimension 2 to match the calculated number of sliding blocks ", bh, " * ",
+              bw, " = ", bh * bw, ", but got input.size(2)=", length, ".");
+  TORCH_CHECK(bh >= 1 && bw >= 1, "Given output_size=(", output[0], ", ", output[1], "), kernel_size=(", kernel[0],
+              ", ", kernel[1], "), dilation=(", dilation[0], ", ", dilation[1], "), padding=(", pad[0], ", ", pad[1],
+              "), stride=(", stride[0], ", ", stride[1], "), calculated shape of the array of sliding blocks as (",
+              bh, ", ", bw, "), which is too small (non-positive)");
+  TORCH_CHECK(output[1] >= 1 && output[0] >= 1,
+              "Expected output spatial size to be positive, but got: output_size=(", output[0], ", ", output[1],
+              ").");
+}
+
 // ---- padding ----------------------------------------------------------------------
 
 // reflection_pad{1,2,3}d / replication_pad{2,3}d: `dims` spatial dims, padding
 // as (last dim's left, right, the one before's left, right, ...).
 at::Tensor pad(const at::Tensor& self, at::IntArrayRef padding, int dims, refkPadMode mode, const char* op) {
   const c10::DeviceGuard guard(self.device());
-  switch (dims) {
-    case 1: at::native::padding::check_valid_input<1>(self, padding); break;
-    case 2: at::native::padding::check_valid_input<2>(self, padding); break;
-    default: at::native::padding::check_valid_input<3>(self, padding); break;
-  }
+  check_pad_input(self, padding, dims, mode);
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
   int64_t before[3] = {0, 0, 0};
   const int64_t first = self.dim() - dims;
@@ -52,7 +163,9 @@ at::Tensor pad(const at::Tensor& self, at::IntArrayRef padding, int dims, refkPa
                   "but got: padding (", l, ", ", r, ") at dimension ", d, " of input ", self.sizes());
     }
     shape[d] = in + l + r;
-    TORCH_CHECK(shape[d] >= 1, "input (", in, ") is too small. Calculated output ", shape[d]);
+    // Only reflection_pad1d refuses an empty result; a negative size is
+    // at::empty's error below, as in eager.
+    TORCH_CHECK(dims != 1 || shape[d] >= 1, "input (W: ", in, ") is too small. Calculated output W: ", shape[d]);
     before[d - first] = l;
   }
   check_dtype(self, has_kernel_dtype(self.scalar_type()) && self.scalar_type() != c10::kBool, op);
@@ -165,7 +278,7 @@ namespace {
 at::Tensor upsample2d(const at::Tensor& input, at::IntArrayRef output_size, std::optional<double> scales_h,
                       std::optional<double> scales_w, refkUpsampleMode mode, bool align_corners, const char* op) {
   const c10::DeviceGuard guard(input.device());
-  const auto full = at::native::upsample_2d_common_check(input.sizes(), output_size);
+  const auto full = upsample2d_shape(input.sizes(), output_size);
   TORCH_CHECK(input.numel() != 0 || c10::multiply_integers(input.sizes().begin() + 1, input.sizes().end()),
               "Non-empty 4D data tensor expected but got a tensor with sizes ", input.sizes());
   check_dtype(input, is_floating(input.scalar_type()) || input.scalar_type() == c10::kByte, op);
@@ -197,7 +310,7 @@ at::Tensor upsample2d_backward(const at::Tensor& grad_output, at::IntArrayRef ou
                                std::optional<double> scales_w, refkUpsampleMode mode, bool align_corners,
                                const char* op) {
   const c10::DeviceGuard guard(grad_output.device());
-  const auto full = at::native::upsample_2d_common_check(input_size, output_size);
+  const auto full = upsample2d_shape(input_size, output_size);
   TORCH_CHECK(grad_output.dim() == 4, "Expected grad_output to be a tensor of dimension 4 but got: dimension ",
               grad_output.dim());
   for (int64_t i = 0; i < 4; ++i) {
@@ -236,8 +349,7 @@ at::Tensor upsample_nearest2d_backward(const at::Tensor& grad_output, at::IntArr
 at::Tensor grid_sampler_2d(const at::Tensor& input, const at::Tensor& grid, int64_t interpolation_mode,
                            int64_t padding_mode, bool align_corners) {
   const c10::DeviceGuard guard(input.device());
-  at::native::check_grid_sampler_common(input, grid);
-  at::native::check_grid_sampler_2d(input, grid);
+  check_grid_sampler_2d(input, grid);
   check_dtype(input, is_floating(input.scalar_type()), "grid_sampler_2d_cpu");
   TORCH_CHECK(interpolation_mode >= 0 && interpolation_mode <= 2, "grid_sampler(): unknown interpolation mode ",
               interpolation_mode);
@@ -263,8 +375,7 @@ at::Tensor col2im(const at::Tensor& self, at::IntArrayRef output_size, at::IntAr
   TORCH_CHECK(dilation.size() == 2, "It is expected dilation equals to 2, but got size ", dilation.size());
   TORCH_CHECK(padding.size() == 2, "It is expected padding equals to 2, but got size ", padding.size());
   TORCH_CHECK(stride.size() == 2, "It is expected stride equals to 2, but got size ", stride.size());
-  at::native::col2im_shape_check(self, at::Tensor(), output_size[0], output_size[1], kernel_size[0], kernel_size[1],
-                                 dilation[0], dilation[1], padding[0], padding[1], stride[0], stride[1]);
+  check_col2im_shape(self, output_size, kernel_size, dilation, padding, stride);
   check_dtype(self, is_floating(self.scalar_type()) || self.scalar_type() == c10::kBool, "col2im_out_cpu");
   const bool batched = self.dim() == 3;
   const at::Tensor in = batched ? self : self.unsqueeze(0);
