@@ -27,7 +27,7 @@
  * - `manual_kernel_registration` functions are declared but not registered.
  */
 
-import { type DispatcherSignature, kernelSignature } from "../api/dispatcher.js";
+import { cppFlags, DispatcherSignature, dispatcherName, kernelSignature } from "../api/dispatcher.js";
 import type { BackendConfig, KernelHome, OpEntry } from "../backend/types.js";
 import { groupFunctions, hasSymInt, isTensorLike, schemaKind } from "../model/catalog.js";
 import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog, SchemaKind } from "../model/types.js";
@@ -49,11 +49,27 @@ export interface KernelDecl {
   readonly autograd: boolean;
 }
 
+/**
+ * Note [Derived wrappers]: how a derived overload is served is decided here,
+ * once; register.ts prints what `wrapper` says. `null`: the overload is
+ * registered as one boxed kernel that every such overload shares (out= from
+ * a functional kernel, Note [Derived out= overloads]; functional from an out=
+ * kernel, Note [Functional from out]). Otherwise a typed C++ wrapper with
+ * that signature (named by wrapperName) calls `from`'s kernel and copies the
+ * results: inplace and mutable overloads from a functional kernel, inplace
+ * from an out= kernel. The wrapper takes c10::SymInt where the kernel it
+ * calls does (`from.symint`) and the overload has SymInt arguments.
+ */
 export type Derivation =
   /** call the kernel of `from` (functional), copy results into f's outputs/mutated arguments */
-  | { readonly kind: "fromFunctional"; readonly from: KernelDecl; readonly checks: DerivedChecks }
+  | {
+      readonly kind: "fromFunctional";
+      readonly from: KernelDecl;
+      readonly checks: DerivedChecks;
+      readonly wrapper: DispatcherSignature | null;
+    }
   /** call the out= kernel `from` into temporaries / fresh outputs */
-  | { readonly kind: "fromOut"; readonly from: KernelDecl };
+  | { readonly kind: "fromOut"; readonly from: KernelDecl; readonly wrapper: DispatcherSignature | null };
 
 export interface Registration {
   /** Full operator name, e.g. `add.Tensor`. */
@@ -111,6 +127,17 @@ function kernelDecl(entry: OpEntry, config: BackendConfig, autograd: boolean): K
   return { op: entry.name, f, entry, sig, declaration: declaration(config.kernelHome, sig), symint, autograd };
 }
 
+/** The C++ name of the wrapper registered for f on `dispatchKey` (`prefix` "meta": its meta check). */
+export function wrapperName(dispatchKey: string, f: NativeFunction, prefix = "wrapper"): string {
+  return `${prefix}_${dispatchKey}_${f.func.name.overloadName}_${dispatcherName(f.func)}`;
+}
+
+/** A derived overload's typed wrapper (Note [Derived wrappers]). */
+function wrapperSignature(dispatchKey: string, f: NativeFunction, from: KernelDecl): DispatcherSignature {
+  const flags = cppFlags(f, from.symint && hasSymInt(f.func));
+  return new DispatcherSignature(f.func, flags, wrapperName(dispatchKey, f));
+}
+
 function declaration(home: KernelHome, sig: DispatcherSignature): string {
   switch (home.kind) {
     case "class":
@@ -156,7 +183,7 @@ function planKey(
     const g = catalog.groupOf.get(k.op);
     if (!g || seenGroups.has(g)) continue;
     seenGroups.add(g);
-    deriveInGroup(g, kernels, config, add, skipped);
+    deriveInGroup(g, kernels, config, dispatchKey, add, skipped);
   }
   regs.sort((a, b) => cmp(a.op, b.op));
   return { dispatchKey, autograd, kernels: [...kernels.values()], registrations: regs };
@@ -166,6 +193,7 @@ function deriveInGroup(
   g: NativeFunctionsGroup,
   kernels: ReadonlyMap<string, KernelDecl>,
   config: BackendConfig,
+  dispatchKey: string,
   add: (f: NativeFunction, servedBy: ServedBy, kernel: KernelDecl, derivation: Derivation | null) => void,
   skipped: Map<string, string>,
 ): void {
@@ -181,12 +209,17 @@ function deriveInGroup(
           kind: "fromFunctional",
           from: functional,
           checks: derivedChecks(f),
+          wrapper: kind === "out" ? null : wrapperSignature(dispatchKey, f, functional),
         });
       }
     } else if (out && (kind === "inplace" || kind === "functional")) {
       const why = fromOutProblem(f, out);
       if (why === null) {
-        add(f, kind === "inplace" ? "derived_inplace" : "derived_functional", out, { kind: "fromOut", from: out });
+        add(f, kind === "inplace" ? "derived_inplace" : "derived_functional", out, {
+          kind: "fromOut",
+          from: out,
+          wrapper: kind === "inplace" ? wrapperSignature(dispatchKey, f, out) : null,
+        });
       } else {
         skipped.set(f.name, why);
       }

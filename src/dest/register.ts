@@ -20,19 +20,20 @@
  */
 
 import { printCType } from "../api/ctype.js";
-import { cppFlags, DispatcherSignature, dispatcherName } from "../api/dispatcher.js";
+import { cppFlags, DispatcherSignature } from "../api/dispatcher.js";
 import type { BackendConfig } from "../backend/types.js";
-import {
-  hasSymInt,
-  isTensorLike,
-  isWrite,
-  printBaseOperatorName,
-  schemaKind,
-  tensorOptions,
-} from "../model/catalog.js";
+import { isTensorLike, isWrite, printBaseOperatorName, tensorOptions } from "../model/catalog.js";
 import type { Argument, NativeFunction } from "../model/types.js";
 import { assertNever } from "../util/errors.js";
-import type { DerivedChecks, KernelDecl, KeyPlan, OutDtype, Plan, Registration } from "./plan.js";
+import {
+  type DerivedChecks,
+  type KernelDecl,
+  type KeyPlan,
+  type OutDtype,
+  type Plan,
+  type Registration,
+  wrapperName,
+} from "./plan.js";
 import { render } from "./templates.js";
 
 export interface WrapperFn {
@@ -119,10 +120,6 @@ function metaFunction(f: NativeFunction, symint: boolean): DispatcherSignature {
 
 function metaHeader(f: NativeFunction): string {
   return `<ATen/ops/${f.func.name.name.base}_meta_dispatch.h>`;
-}
-
-function wrapperName(dispatchKey: string, f: NativeFunction, prefix = "wrapper"): string {
-  return `${prefix}_${dispatchKey}_${f.func.name.overloadName}_${dispatcherName(f.func)}`;
 }
 
 /** torchgen gen_device_check: tensor-like out and positional arguments. */
@@ -231,12 +228,10 @@ class KeyEmitter {
     return { wrapper: null, fn };
   }
 
-  emitFromFunctional(r: Registration, from: KernelDecl, checks: DerivedChecks): Emitted {
+  emitFromFunctional(r: Registration, from: KernelDecl, checks: DerivedChecks, sig: DispatcherSignature): Emitted {
     this.uses.copy = true;
     const f = r.f;
-    const name = wrapperName(this.key.dispatchKey, f);
-    const symint = from.symint && hasSymInt(f.func);
-    const sig = new DispatcherSignature(f.func, cppFlags(f, symint), name);
+    const name = sig.name;
     const have = new Set(sig.args.map((a) => a.name));
     const firstOut = f.func.arguments.out[0]?.name;
     const fromOut: Record<string, string> = firstOut
@@ -316,12 +311,10 @@ class KeyEmitter {
     ];
   }
 
-  emitInplaceFromOut(r: Registration, from: KernelDecl): Emitted {
+  emitInplaceFromOut(from: KernelDecl, sig: DispatcherSignature): Emitted {
     this.uses.copy = true;
     this.uses.empty = true;
-    const f = r.f;
-    const name = wrapperName(this.key.dispatchKey, f);
-    const sig = new DispatcherSignature(f.func, cppFlags(f, from.symint && hasSymInt(f.func)), name);
+    const name = sig.name;
     const outArg = from.f.func.arguments.out[0]!.name;
     const callArgs = from.sig.args.map((a) => (a.name === outArg ? "tmp" : a.name));
     const body = [
@@ -363,17 +356,17 @@ function emitKey(plan: Plan, key: KeyPlan): KeyBody {
   for (const r of key.registrations) if (r.derivation === null) emitted.set(r.op, e.emitKernel(r));
   for (const r of key.registrations) {
     if (r.derivation === null) continue;
+    // The plan decided how (Note [Derived wrappers]): a typed wrapper, or a shared boxed kernel.
     const d = r.derivation;
-    const kind = schemaKind(r.f.func);
     emitted.set(
       r.op,
       d.kind === "fromFunctional"
-        ? kind === "out"
+        ? d.wrapper === null
           ? e.emitDerivedOut(r, d.from, d.checks)
-          : e.emitFromFunctional(r, d.from, d.checks)
-        : kind === "inplace"
-          ? e.emitInplaceFromOut(r, d.from)
-          : e.emitFunctionalFromOut(d.from),
+          : e.emitFromFunctional(r, d.from, d.checks, d.wrapper)
+        : d.wrapper === null
+          ? e.emitFunctionalFromOut(d.from)
+          : e.emitInplaceFromOut(d.from, d.wrapper),
     );
   }
   // Kernel wrappers before the derived wrappers that call them.

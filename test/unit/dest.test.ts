@@ -165,6 +165,46 @@ describe("plan", () => {
   ])("Note [Derived out dtype checks]: %s checks %s", (op, want) => {
     expect(checks().get(op)).toBe(want);
   });
+
+  // The plan decides how a derived overload is served and its wrapper's C++ signature; register.ts prints it.
+  const wrappers = (y: string) => {
+    const p = buildPlan(
+      parseBackendYaml(`backend: PrivateUse1\ncpp_namespace: at::c\n${y}`, "w.yaml", catalog),
+      catalog,
+    );
+    return new Map(
+      p.backend.registrations.flatMap((r) =>
+        r.derivation ? [[r.op, `${r.derivation.kind} ${r.derivation.wrapper?.decl() ?? "boxed"}`]] : [],
+      ),
+    );
+  };
+  it.each([
+    ["supported:\n- add.Tensor\n", "add.out", "fromFunctional boxed"],
+    [
+      "supported:\n- add.Tensor\n",
+      "add_.Tensor",
+      "fromFunctional at::Tensor & wrapper_PrivateUse1_Tensor_add_(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha)",
+    ],
+    // SymInt in the wrapper only where the kernel it calls takes SymInt
+    [
+      "supported:\n- tril\n",
+      "tril_",
+      "fromFunctional at::Tensor & wrapper_PrivateUse1__tril_(at::Tensor & self, int64_t diagonal)",
+    ],
+    [
+      "supported:\n- tril\nsymint:\n- tril\n",
+      "tril_",
+      "fromFunctional at::Tensor & wrapper_PrivateUse1__tril_(at::Tensor & self, c10::SymInt diagonal)",
+    ],
+    ["use_out_as_primary: true\nsupported:\n- exp.out\n", "exp", "fromOut boxed"],
+    [
+      "use_out_as_primary: true\nsupported:\n- exp.out\n",
+      "exp_",
+      "fromOut at::Tensor & wrapper_PrivateUse1__exp_(at::Tensor & self)",
+    ],
+  ])("Note [Derived wrappers]: %j serves %s by %s", (y, op, want) => {
+    expect(wrappers(y).get(op)).toBe(want);
+  });
 });
 
 describe("kernel sources", () => {
