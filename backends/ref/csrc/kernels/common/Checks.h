@@ -2,9 +2,10 @@
 // once (Note [One definition per semantics] in Dtypes.h): dtype names in
 // error texts, and the operand checks of the calls whose contract is the
 // same on every device. Each check returns the error text, or nullptr when
-// the operands are valid; the library records it with its own fail() (the
-// per-thread text refkLastError() reads is each library's), so every device
-// refuses the same calls with the same words.
+// the operands are valid (a check that can also refuse a dtype returns a
+// Verdict); the library records it with its own fail() (the per-thread
+// text refkLastError() reads is each library's), so every device refuses
+// the same calls with the same words.
 #pragma once
 
 #include "kernels/common/Descriptors.h"
@@ -38,6 +39,25 @@ inline bool is_floating_dtype(refkDtype d) {
 inline bool is_index_dtype(refkDtype d) { return d == refkInt32 || d == refkInt64; }
 
 namespace check {
+
+// What a check found: invalid operands (`error`, refkErrorInvalidValue), a
+// dtype the call does not compute in (`unsupported_op` set: each library's
+// unsupported(op, dtype), refkErrorUnsupportedDtype), or nothing. Each
+// library's checked() turns it into a status.
+struct Verdict {
+  const char* error = nullptr;
+  const char* unsupported_op = nullptr;
+  refkDtype dtype = refkFloat32;
+
+  Verdict() = default;
+  Verdict(const char* e) : error(e) {}  // implicit: a text check's answer is a verdict
+  static Verdict unsupported(const char* op, refkDtype d) {
+    Verdict v;
+    v.unsupported_op = op;
+    v.dtype = d;
+    return v;
+  }
+};
 
 // Every operand has the first one's shape (and a rank the descriptors hold).
 inline const char* same_shapes(std::initializer_list<const refkTensor*> ts) {
@@ -77,7 +97,8 @@ inline const char* dropout(const refkTensor& out, const refkTensor& mask, const 
   return nullptr;
 }
 
-inline const char* nll_loss(const refkTensor& x, const refkTensor& target, const refkTensor* weight) {
+// refkNllLoss and its gradient: x is self or grad_input.
+inline Verdict nll_loss(const refkTensor& x, const refkTensor& target, const refkTensor* weight) {
   if (x.ndim != 2 || target.ndim != 1 || target.sizes[0] != x.sizes[0]) {
     return "nll_loss: expected self (batch x classes) and target (batch)";
   }
@@ -85,7 +106,32 @@ inline const char* nll_loss(const refkTensor& x, const refkTensor& target, const
   if (weight && (weight->dtype != x.dtype || weight->ndim != 1 || weight->sizes[0] != x.sizes[1])) {
     return "nll_loss: weight must have one element per class, of self's dtype";
   }
-  return nullptr;
+  if (!is_floating_dtype(x.dtype)) return Verdict::unsupported("nll_loss", x.dtype);
+  return {};
+}
+
+// refkForeach over n tensors per list, for an op of `nin` tensor operands
+// (common/Pointwise.h's foreach::operands; 0 for an unknown op): a, b as the
+// op takes them, one scalar or n, and per tensor one shape and one floating
+// dtype for all its operands.
+inline Verdict foreach(int nin, int32_t n, const refkTensor* out, const refkTensor* self, const refkTensor* a,
+                       const refkTensor* b, int32_t nscalars) {
+  if (nin == 0) return "foreach: unknown op";
+  if (n < 0 || (nscalars != 1 && nscalars != n) || (nin >= 2 && a == nullptr) || (nin >= 3 && b == nullptr)) {
+    return "foreach: expected n tensors per operand and 1 or n scalars";
+  }
+  for (int32_t k = 0; k < n; ++k) {
+    const refkTensor* ta = nin >= 2 ? &a[k] : &out[k];
+    const refkTensor* tb = nin >= 3 ? &b[k] : &out[k];
+    if (same_shapes({&out[k], &self[k], ta, tb}) != nullptr) {
+      return "foreach: operands of a tensor must have its shape";
+    }
+    if (self[k].dtype != out[k].dtype || ta->dtype != out[k].dtype || tb->dtype != out[k].dtype) {
+      return "foreach: operands of a tensor must share its dtype";
+    }
+    if (!is_floating_dtype(out[k].dtype)) return Verdict::unsupported("foreach", out[k].dtype);
+  }
+  return {};
 }
 
 inline const char* index_select(const refkTensor& out, const refkTensor& in, int32_t dim, const refkTensor& index) {

@@ -21,4 +21,21 @@ REFK_HOST_DEVICE inline bool same_shape(const refkTensor& a, const refkTensor& b
   return true;
 }
 
+// A contiguous (row-major) descriptor of `like`'s shape over `data`: a
+// library's scratch memory, or with data NULL a stand-in that makes a loop
+// planner walk in row-major order.
+inline refkTensor contiguous_like(void* data, refkDtype dtype, const refkTensor& like) {
+  refkTensor t{};
+  t.data = data;
+  t.dtype = dtype;
+  t.ndim = like.ndim;
+  int64_t stride = 1;
+  for (int d = like.ndim - 1; d >= 0; --d) {
+    t.sizes[d] = like.sizes[d];
+    t.strides[d] = stride;
+    stride *= like.sizes[d];
+  }
+  return t;
+}
+
 }  // namespace refk

@@ -241,6 +241,25 @@ decltype(auto) dispatch(refkDtype d, F&& f) {
   return f(Tag<bool>{});
 }
 
+// Calls f(Tag<I>{}) with the storage type of an index dtype (int32 or int64).
+template <class F>
+decltype(auto) dispatch_index(refkDtype d, F&& f) {
+  if (d == refkInt32) return f(Tag<int32_t>{});
+  return f(Tag<int64_t>{});
+}
+
+// Calls f(Tag<E>{}) with an unsigned type of the dtype's size: moving
+// elements by index needs only their bytes.
+template <class F>
+decltype(auto) dispatch_bytes(refkDtype d, F&& f) {
+  switch (itemsize(d)) {
+    case 1: return f(Tag<uint8_t>{});
+    case 2: return f(Tag<uint16_t>{});
+    case 4: return f(Tag<uint32_t>{});
+    default: return f(Tag<uint64_t>{});
+  }
+}
+
 // dispatch over the two complex dtypes: f(Tag<Complex<float>>) or
 // f(Tag<Complex<double>>); `d` must be complex.
 template <class F>

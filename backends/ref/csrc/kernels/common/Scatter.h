@@ -5,7 +5,8 @@
 // NaN source and keep a NaN accumulator), and how mean divides. Both
 // libraries walk each column of index (its dims other than `dim`) along
 // `dim` in ascending order, so every element combines its values in the
-// same order on every device.
+// same order on every device. refkIndexPut's accumulation adds with the
+// same add(), in the element's dtype.
 #pragma once
 
 #include "kernels/common/Dtypes.h"
@@ -86,6 +87,13 @@ REFK_HOST_DEVICE inline A identity(refkScatterReduce r) {
       else return std::numeric_limits<A>::max();
     default: return A(0);
   }
+}
+
+// One addition of index_put's accumulation: in T's precision (rounded
+// once per value, as ATen's index_put_ with accumulate=True).
+template <class T>
+REFK_HOST_DEVICE inline T accumulate(T acc, T x) {
+  return store<T>(add(load(acc), load(x)));
 }
 
 // Python's floor division for integers (ATen's div_floor; for unsigned

@@ -33,6 +33,13 @@ namespace refk {
 // Records the message refkLastError() returns on this thread; returns `s`.
 refkStatus fail(refkStatus s, const std::string& message);
 refkStatus unsupported(const char* op, refkDtype d);
+// A common/Checks.h verdict as a status: its text as an invalid-value
+// error, its refused dtype as unsupported(), or success.
+inline refkStatus checked(const check::Verdict& v) {
+  if (v.error != nullptr) return fail(refkErrorInvalidValue, v.error);
+  if (v.unsupported_op != nullptr) return unsupported(v.unsupported_op, v.dtype);
+  return refkSuccess;
+}
 
 // Runs body, turning an escaped C++ exception into an error status: nothing
 // throws across the C ABI.

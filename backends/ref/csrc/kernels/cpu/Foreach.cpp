@@ -48,24 +48,7 @@ extern "C" refkStatus refkForeach(const refkContext* ctx, refkForeachOp op, int3
                                   const refkScalar* scalars, int32_t nscalars) {
   return guarded("foreach", [&] {
     const int nin = operands(op);
-    if (nin == 0) return fail(refkErrorInvalidValue, "foreach: unknown op");
-    if (n < 0 || (nscalars != 1 && nscalars != n) || (nin >= 2 && a == nullptr) || (nin >= 3 && b == nullptr)) {
-      return fail(refkErrorInvalidValue, "foreach: expected n tensors per operand and 1 or n scalars");
-    }
-    for (int32_t k = 0; k < n; ++k) {
-      const refkTensor* ta = nin >= 2 ? &a[k] : nullptr;
-      const refkTensor* tb = nin >= 3 ? &b[k] : nullptr;
-      if (auto s = check_shapes("foreach", {&out[k], &self[k], ta ? ta : &out[k], tb ? tb : &out[k]})) return s;
-      for (const refkTensor* t : {&self[k], ta, tb}) {
-        if (t != nullptr && t->dtype != out[k].dtype) {
-          return fail(refkErrorInvalidValue, "foreach: operands of a tensor must share its dtype");
-        }
-      }
-      const refkDtype d = out[k].dtype;
-      if (d != refkFloat32 && d != refkFloat64 && d != refkFloat16 && d != refkBFloat16) {
-        return unsupported("foreach", d);
-      }
-    }
+    if (auto s = checked(check::foreach(nin, n, out, self, a, b, nscalars))) return s;
     // Small tensors: one thread per tensor, in tensor order. Large ones:
     // every thread on each tensor in turn.
     auto one = [&](int64_t k, int threads) {

@@ -7,6 +7,7 @@
 // indices do not move, as index_select's along an outer dim, is one
 // contiguous copy. Accumulating index_put runs in order on one thread, so
 // duplicates add up the same way every run.
+#include "kernels/common/Scatter.h"
 #include "kernels/cpu/Indexing.h"
 
 #include <atomic>
@@ -282,7 +283,7 @@ refkStatus refkIndexPut(const refkContext* ctx, const refkTensor* self, const re
     // Row-major order over values' shape (a contiguous phantom operand
     // leads the planner): where indices repeat, the last one wins, as in
     // ATen's loop.
-    const refkTensor order = row_major(*values);
+    const refkTensor order = contiguous_like(nullptr, values->dtype, *values);
     ops.insert(ops.begin(), &order);
     Indexing ix;
     ix.n = nindices;
@@ -318,7 +319,7 @@ refkStatus refkIndexPut(const refkContext* ctx, const refkTensor* self, const re
             const T x = *reinterpret_cast<const T*>(p[1] + i * s[1]);
             T& t = *reinterpret_cast<T*>(p[2] + i * s[2] + off);
             if (accumulate) {
-              t = store<T>(add(load(t), load(x)));
+              t = scatter::accumulate(t, x);
             } else {
               t = x;
             }

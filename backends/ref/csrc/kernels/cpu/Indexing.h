@@ -1,8 +1,8 @@
 // What the indexing kernels of the CPU reference library share (Index.cpp:
 // reads by index, index_put, nonzero, masked_scatter; Scatter.cpp: scatter
 // and its reductions): access windows over a runtime number of operands, the
-// first out-of-range index of Note [Index errors], index dtype dispatch, and
-// a loop planner for a runtime operand count.
+// first out-of-range index of Note [Index errors], and a loop planner for a
+// runtime operand count.
 #pragma once
 
 #include "kernels/cpu/Common.h"
@@ -68,24 +68,6 @@ class IndexError {
   int64_t pos_ = std::numeric_limits<int64_t>::max();
   int64_t value_ = 0, dim_ = 0, size_ = 0;
 };
-
-template <class F>
-decltype(auto) dispatch_index(refkDtype d, F&& f) {
-  if (d == refkInt32) return f(Tag<int32_t>{});
-  return f(Tag<int64_t>{});
-}
-
-// Calls f(Tag<E>{}) with an unsigned type of the dtype's size: moving
-// elements by index needs only their bytes.
-template <class F>
-decltype(auto) dispatch_bytes(refkDtype d, F&& f) {
-  switch (itemsize(d)) {
-    case 1: return f(Tag<uint8_t>{});
-    case 2: return f(Tag<uint16_t>{});
-    case 4: return f(Tag<uint32_t>{});
-    default: return f(Tag<uint64_t>{});
-  }
-}
 
 // ---- the planner, with a runtime operand count -------------------------------
 
@@ -212,19 +194,6 @@ inline refkTensor with_sizes(const refkTensor& t, const refkTensor& shape) {
   return r;
 }
 
-// A contiguous stand-in of t's shape without data: leading a Plan, it
-// makes the iteration row-major whatever the other operands' strides.
-inline refkTensor row_major(const refkTensor& t) {
-  refkTensor r = t;
-  r.data = nullptr;
-  int64_t stride = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    r.strides[d] = stride;
-    stride *= t.sizes[d];
-  }
-  return r;
-}
-
 inline refkStatus check_indices(const char* op, int n, const refkTensor* indices) {
   for (int k = 0; k < n; ++k) {
     if (!is_index_dtype(indices[k].dtype) || indices[k].dtype != indices[0].dtype) {
@@ -232,17 +201,5 @@ inline refkStatus check_indices(const char* op, int n, const refkTensor* indices
     }
   }
   return refkSuccess;
-}
-
-// Wrapping integer arithmetic (signed overflow is undefined in C++).
-template <class A>
-A add(A a, A b) {
-  if constexpr (std::is_same_v<A, bool>) {
-    return a || b;
-  } else if constexpr (std::is_integral_v<A>) {
-    return static_cast<A>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-  } else {
-    return a + b;
-  }
 }
 }  // namespace refk

@@ -88,12 +88,6 @@ refkStatus nll_backward(int threads, const refkTensor& grad_input, const refkTen
   return refkSuccess;
 }
 
-refkStatus check_nll(const refkTensor& x, const refkTensor& target, const refkTensor* weight) {
-  if (const char* e = check::nll_loss(x, target, weight)) return fail(refkErrorInvalidValue, e);
-  if (!is_floating_dtype(x.dtype)) return unsupported("nll_loss", x.dtype);
-  return refkSuccess;
-}
-
 }  // namespace
 }  // namespace refk
 
@@ -103,7 +97,7 @@ extern "C" refkStatus refkNllLoss(const refkContext* ctx, const refkTensor* out,
                                   const refkTensor* self, const refkTensor* target, const refkTensor* weight,
                                   int32_t reduction, int64_t ignore_index) {
   return guarded("nll_loss", [&] {
-    if (auto s = check_nll(*self, *target, weight)) return s;
+    if (auto s = checked(check::nll_loss(*self, *target, weight))) return s;
     const Access access({out, total_weight, self, target, weight});
     return dispatch(self->dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -121,7 +115,7 @@ extern "C" refkStatus refkNllLossBackward(const refkContext* ctx, const refkTens
                                           const refkTensor* weight, const refkTensor* total_weight, int32_t reduction,
                                           int64_t ignore_index) {
   return guarded("nll_loss_backward", [&] {
-    if (auto s = check_nll(*grad_input, *target, weight)) return s;
+    if (auto s = checked(check::nll_loss(*grad_input, *target, weight))) return s;
     const Access access({grad_input, grad_output, target, weight, total_weight});
     return dispatch(grad_input->dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;

@@ -105,21 +105,6 @@ void scatter_pass(int threads, const refkTensor& target, const refkTensor& index
   });
 }
 
-// A contiguous descriptor of host scratch memory with `like`'s shape.
-refkTensor scratch(void* data, refkDtype dtype, const refkTensor& like) {
-  refkTensor t{};
-  t.data = data;
-  t.dtype = dtype;
-  t.ndim = like.ndim;
-  int64_t stride = 1;
-  for (int d = like.ndim - 1; d >= 0; --d) {
-    t.sizes[d] = like.sizes[d];
-    t.strides[d] = stride;
-    stride *= like.sizes[d];
-  }
-  return t;
-}
-
 template <class T, class I>
 refkStatus scatter_typed(const refkContext* ctx, const refkTensor& self, const refkTensor& index,
                          const refkTensor* src, const Scatter& sc) {
@@ -137,7 +122,7 @@ refkStatus scatter_typed(const refkContext* ctx, const refkTensor& self, const r
   refkTensor target = self;
   if constexpr (kWide) {
     wide.resize(static_cast<size_t>(numel(self)));
-    target = scratch(wide.data(), refkFloat32, self);
+    target = contiguous_like(wide.data(), refkFloat32, self);
     if (auto s = refkCopy(ctx, &target, &self)) return s;
   }
   if (!sc.include_self) {
@@ -153,7 +138,7 @@ refkStatus scatter_typed(const refkContext* ctx, const refkTensor& self, const r
   refkTensor counts_desc{};
   if (sc.reduce == refkScatterMean) {
     counts.assign(static_cast<size_t>(numel(self)), 0);
-    counts_desc = scratch(counts.data(), refkInt64, self);
+    counts_desc = contiguous_like(counts.data(), refkInt64, self);
   }
   int64_t* cp = counts.empty() ? nullptr : counts.data();
   switch (sc.reduce) {

@@ -30,7 +30,10 @@ namespace refkc {
 // (common/Descriptors.h): one definition, so the two cannot drift.
 using refk::acc_t;
 using refk::BFloat16;
+using refk::contiguous_like;
 using refk::dispatch;
+using refk::dispatch_bytes;
+using refk::dispatch_index;
 using refk::dtype_name;
 using refk::from_scalar;
 using refk::Half;
@@ -50,11 +53,14 @@ using refk::Tag;
 // ---- errors ----------------------------------------------------------------
 
 refkStatus fail(refkStatus s, const std::string& message);
-// A common/Checks.h result: its text as an invalid-value error, or success.
-inline refkStatus checked(const char* error) {
-  return error == nullptr ? refkSuccess : fail(refkErrorInvalidValue, error);
-}
 refkStatus unsupported(const char* op, refkDtype d);
+// A common/Checks.h result as a status: its text as an invalid-value
+// error, its refused dtype as unsupported(), or success.
+inline refkStatus checked(const refk::check::Verdict& v) {
+  if (v.error != nullptr) return fail(refkErrorInvalidValue, v.error);
+  if (v.unsupported_op != nullptr) return unsupported(v.unsupported_op, v.dtype);
+  return refkSuccess;
+}
 // The status of the launch just made (a launch error is refkErrorInvalidValue
 // with CUDA's text).
 refkStatus launched(const char* op);
@@ -86,6 +92,19 @@ class ErrorFlag {
   int* get() const { return flag_; }
   // Waits for the stream; `raised` tells whether a kernel set the flag.
   refkStatus read(const char* op, bool& raised);
+  // The end of a call that launched kernels with the flag: the launches'
+  // status when they failed, success when no kernel raised the flag, else
+  // the error `find()` returns (the host's row-major search for the first
+  // offending element), or "op: <what> is out of bounds" should it find none.
+  template <class Find>
+  refkStatus finish(const char* op, refkStatus launch, const char* what, Find&& find) {
+    if (launch != refkSuccess) return launch;
+    bool raised = false;
+    if (auto s = read(op, raised)) return s;
+    if (!raised) return refkSuccess;
+    if (auto s = find()) return s;
+    return fail(refkErrorIndexOutOfBounds, std::string(op) + ": " + what + " is out of bounds");
+  }
 
  private:
   cudaStream_t stream_;
@@ -196,13 +215,6 @@ refkStatus dispatch_floating(const char* op, refkDtype d, F&& f) {
     case refkFloat64: return f(Tag<double>{});
     default: return unsupported(op, d);
   }
-}
-
-// Calls f(Tag<I>{}) with the storage type of an index dtype (int32 or int64).
-template <class F>
-decltype(auto) dispatch_index(refkDtype d, F&& f) {
-  if (d == refkInt32) return f(Tag<int32_t>{});
-  return f(Tag<int64_t>{});
 }
 
 // Blocks for a kernel that runs a block per row over `rows` rows (0: no launch).

@@ -102,14 +102,12 @@ extern "C" refkStatus refkEmbeddingBackward(const refkContext* ctx, const refkTe
     });
   });
   if (counts != nullptr) cudaFreeAsync(counts, stream);
-  if (launch != refkSuccess) return launch;
-  bool raised = false;
-  if (auto s = bad.read("embedding_backward", raised)) return s;
-  if (!raised) return refkSuccess;
-  std::vector<int64_t> v;
-  if (auto s = index_values("embedding_backward", *indices, v)) return s;
-  for (const int64_t k : v) {
-    if (k < 0 || k >= rows) return index_error(k, 0, rows);
-  }
-  return fail(refkErrorIndexOutOfBounds, "embedding_backward: an index is out of bounds");
+  return bad.finish("embedding_backward", launch, "an index", [&] {
+    std::vector<int64_t> v;
+    if (auto s = index_values("embedding_backward", *indices, v)) return s;
+    for (const int64_t k : v) {
+      if (k < 0 || k >= rows) return index_error(k, 0, rows);
+    }
+    return refkSuccess;
+  });
 }

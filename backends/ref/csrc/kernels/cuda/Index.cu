@@ -9,22 +9,11 @@
 // in row-major order. Indices out of
 // range raise the flag of Note [Index errors on the device]; the host then
 // names the first offending one in row-major order.
+#include "kernels/common/Scatter.h"
 #include "kernels/cuda/Common.cuh"
 
 namespace refkc {
 namespace {
-
-// Calls f(Tag<E>{}) with an unsigned type of the dtype's size: moving
-// elements by index needs only their bytes.
-template <class F>
-decltype(auto) dispatch_bytes(refkDtype d, F&& f) {
-  switch (itemsize(d)) {
-    case 1: return f(Tag<uint8_t>{});
-    case 2: return f(Tag<uint16_t>{});
-    case 4: return f(Tag<uint32_t>{});
-    default: return f(Tag<uint64_t>{});
-  }
-}
 
 // out = in[index * step] (operands: out, in with stride 0 along dim, index).
 template <class E, class I>
@@ -79,14 +68,6 @@ refkStatus first_bad(const char* op, const refkTensor& index, int64_t bound, int
     if (x < 0 || x >= bound) return index_error(x, dim, bound);
   }
   return refkSuccess;
-}
-
-refkStatus finish(const char* op, ErrorFlag& bad, const refkTensor& index, int64_t bound, int64_t dim) {
-  bool raised = false;
-  if (auto s = bad.read(op, raised)) return s;
-  if (!raised) return refkSuccess;
-  if (auto s = first_bad(op, index, bound, dim)) return s;
-  return fail(refkErrorIndexOutOfBounds, std::string(op) + ": an index is out of bounds");
 }
 
 // ---- advanced indexing ----------------------------------------------------------
@@ -147,8 +128,11 @@ Adv adv_of(const refkTensor& lead, const refkTensor& base, int32_t n, const refk
   return a;
 }
 
-template <class E, class I>
-__global__ void index_kernel(Adv a, int64_t total, E* out, const E* in, int* bad) {
+// index (kPut false): lead[p] = base[indexed p]; index_put without
+// accumulation (kPut true): base[indexed p] = lead[p], where indices repeat
+// any write may win (as ATen's).
+template <class E, class I, bool kPut>
+__global__ void move_kernel(Adv a, int64_t total, E* lead, E* base, int* bad) {
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < total; p += stride) {
     int64_t lo, bo;
@@ -156,33 +140,11 @@ __global__ void index_kernel(Adv a, int64_t total, E* out, const E* in, int* bad
       *bad = 1;
       continue;
     }
-    out[lo] = in[bo];
-  }
-}
-
-// Without accumulation, where indices repeat any write may win (as ATen's).
-template <class E, class I>
-__global__ void index_put_kernel(Adv a, int64_t total, E* self, const E* values, int* bad) {
-  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < total; p += stride) {
-    int64_t lo, bo;
-    if (!a.at<I>(p, lo, bo)) {
-      *bad = 1;
-      continue;
+    if constexpr (kPut) {
+      base[bo] = lead[lo];
+    } else {
+      lead[lo] = base[bo];
     }
-    self[bo] = values[lo];
-  }
-}
-
-// Wrapping integer arithmetic, "or" for bool, the type's own addition else.
-template <class T>
-__device__ T add_in_type(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return a || b;
-  } else if constexpr (is_integral_v<T>) {
-    return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-  } else {
-    return store<T>(load(a) + load(b));
   }
 }
 
@@ -217,7 +179,7 @@ __global__ void index_put_accumulate_kernel(Adv a, int64_t outer, int64_t inner,
         *bad = 1;
         continue;
       }
-      self[bo] = add_in_type(self[bo], values[lo]);
+      self[bo] = refk::scatter::accumulate(self[bo], values[lo]);
     }
   }
 }
@@ -276,26 +238,38 @@ Walk walk_of(const refkTensor& t) {
   return w;
 }
 
+// Whether the element at row-major position i of a descriptor is nonzero
+// (for a bool mask: true).
 template <class T>
-__global__ void count_nonzero_kernel(Walk w, int64_t total, const T* in, unsigned long long* count) {
+struct Nonzero {
+  Walk w;
+  const T* data;
+  __device__ bool operator()(int64_t i) const { return load(data[w.at(i)]) != opmath_t<T>(0); }
+};
+
+// Counts the positions of [0, total) that hit, over a grid.
+template <class Hit>
+__global__ void count_kernel(int64_t total, Hit hit, unsigned long long* count) {
   unsigned long long c = 0;
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
-    c += load(in[w.at(i)]) != opmath_t<T>(0) ? 1 : 0;
+    c += hit(i) ? 1 : 0;
   }
   if (c != 0) atomicAdd(count, c);
 }
 
-// One block: each thread takes a contiguous chunk of positions, counts its
-// nonzeros, and after an exclusive scan over the block writes their
-// coordinates in row-major order.
-template <class T>
-__global__ void nonzero_kernel(Walk w, int64_t total, const T* in, int64_t* out, int64_t os0, int64_t os1, int64_t rows) {
+// One block over [0, total): each thread takes a contiguous chunk [b, e),
+// counts its hits, and after an exclusive scan over the block learns how
+// many positions before b hit, so the block handles every hit in row-major
+// order (nonzero's rows, masked_scatter's source elements).
+template <class Hit>
+__device__ int64_t hits_before(int64_t total, const Hit& hit, int64_t& b, int64_t& e) {
   __shared__ int64_t first[kBlockThreads + 1];
   const int64_t chunk = (total + kBlockThreads - 1) / kBlockThreads;
-  const int64_t b = threadIdx.x * chunk, e = b + chunk < total ? b + chunk : total;
+  b = threadIdx.x * chunk;
+  e = b + chunk < total ? b + chunk : total;
   int64_t c = 0;
-  for (int64_t i = b; i < e; ++i) c += load(in[w.at(i)]) != opmath_t<T>(0) ? 1 : 0;
+  for (int64_t i = b; i < e; ++i) c += hit(i) ? 1 : 0;
   first[threadIdx.x + 1] = c;
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -303,13 +277,20 @@ __global__ void nonzero_kernel(Walk w, int64_t total, const T* in, int64_t* out,
     for (int t = 1; t <= kBlockThreads; ++t) first[t] += first[t - 1];
   }
   __syncthreads();
-  int64_t row = first[threadIdx.x];
+  return first[threadIdx.x];
+}
+
+// One block: the coordinates of the nonzeros, in row-major order.
+template <class T>
+__global__ void nonzero_kernel(Nonzero<T> hit, int64_t total, int64_t* out, int64_t os0, int64_t os1, int64_t rows) {
+  int64_t b, e;
+  int64_t row = hits_before(total, hit, b, e);
   for (int64_t i = b; i < e && row < rows; ++i) {
-    if (load(in[w.at(i)]) == opmath_t<T>(0)) continue;
+    if (!hit(i)) continue;
     int64_t rem = i;
-    for (int d = w.ndim - 1; d >= 0; --d) {
-      out[row * os0 + d * os1] = rem % w.sizes[d];
-      rem /= w.sizes[d];
+    for (int d = hit.w.ndim - 1; d >= 0; --d) {
+      out[row * os0 + d * os1] = rem % hit.w.sizes[d];
+      rem /= hit.w.sizes[d];
     }
     ++row;
   }
@@ -317,35 +298,14 @@ __global__ void nonzero_kernel(Walk w, int64_t total, const T* in, int64_t* out,
 
 // ---- masked_scatter ----------------------------------------------------------------
 
-__global__ void count_true_kernel(Walk w, int64_t total, const bool* mask, unsigned long long* count) {
-  unsigned long long c = 0;
-  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
-    c += mask[w.at(i)] ? 1 : 0;
-  }
-  if (c != 0) atomicAdd(count, c);
-}
-
-// One block, as nonzero_kernel: the k-th true position (row-major) of mask
-// takes source's k-th element (row-major).
+// One block: the k-th true position (row-major) of mask takes source's k-th
+// element (row-major).
 template <class E>
-__global__ void masked_scatter_kernel(Walk wo, Walk wm, Walk ws, int64_t total, E* out, const bool* mask,
-                                      const E* source) {
-  __shared__ int64_t first[kBlockThreads + 1];
-  const int64_t chunk = (total + kBlockThreads - 1) / kBlockThreads;
-  const int64_t b = threadIdx.x * chunk, e = b + chunk < total ? b + chunk : total;
-  int64_t c = 0;
-  for (int64_t i = b; i < e; ++i) c += mask[wm.at(i)] ? 1 : 0;
-  first[threadIdx.x + 1] = c;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    first[0] = 0;
-    for (int t = 1; t <= kBlockThreads; ++t) first[t] += first[t - 1];
-  }
-  __syncthreads();
-  int64_t k = first[threadIdx.x];
+__global__ void masked_scatter_kernel(Walk wo, Nonzero<bool> mask, Walk ws, int64_t total, E* out, const E* source) {
+  int64_t b, e;
+  int64_t k = hits_before(total, mask, b, e);
   for (int64_t i = b; i < e; ++i) {
-    if (mask[wm.at(i)]) out[wo.at(i)] = source[ws.at(k++)];
+    if (mask(i)) out[wo.at(i)] = source[ws.at(k++)];
   }
 }
 
@@ -371,18 +331,16 @@ refkStatus refkIndexSelect(const refkContext* ctx, const refkTensor* out, const 
                                                                          bound, bad.get());
     return launched("index_select");
   });
-  if (checked_all != refkSuccess) return checked_all;
-  if (numel(*out) > 0) {
+  refkStatus launch = checked_all;
+  if (launch == refkSuccess && numel(*out) > 0) {
     const refkTensor in_r = along(*in, dim, *out);
     refkTensor idx = *out;
     idx.data = index->data;
     idx.dtype = index->dtype;
     for (int d = 0; d < out->ndim; ++d) idx.strides[d] = d == dim ? step : 0;
-    if (auto s = take("index_select", ctx, *out, in_r, idx, bound, in->strides[dim] * itemsize(in->dtype), bad.get())) {
-      return s;
-    }
+    launch = take("index_select", ctx, *out, in_r, idx, bound, in->strides[dim] * itemsize(in->dtype), bad.get());
   }
-  return finish("index_select", bad, *index, bound, dim);
+  return bad.finish("index_select", launch, "an index", [&] { return first_bad("index_select", *index, bound, dim); });
 }
 
 refkStatus refkGather(const refkContext* ctx, const refkTensor* out, const refkTensor* in, int32_t dim,
@@ -393,10 +351,9 @@ refkStatus refkGather(const refkContext* ctx, const refkTensor* out, const refkT
   if (auto s = bad.init("gather")) return s;
   const refkTensor in_r = along(*in, dim, *out);
   const int64_t bound = in->sizes[dim];
-  if (auto s = take("gather", ctx, *out, in_r, *index, bound, in->strides[dim] * itemsize(in->dtype), bad.get())) {
-    return s;
-  }
-  return finish("gather", bad, *index, bound, dim);
+  const refkStatus launch =
+      take("gather", ctx, *out, in_r, *index, bound, in->strides[dim] * itemsize(in->dtype), bad.get());
+  return bad.finish("gather", launch, "an index", [&] { return first_bad("gather", *index, bound, dim); });
 }
 
 refkStatus refkIndex(const refkContext* ctx, const refkTensor* out, const refkTensor* in, int32_t nindices,
@@ -411,17 +368,12 @@ refkStatus refkIndex(const refkContext* ctx, const refkTensor* out, const refkTe
     using E = typename decltype(etag)::type;
     return dispatch_index(indices[0].dtype, [&](auto itag) {
       using I = typename decltype(itag)::type;
-      index_kernel<E, I><<<blocks_for(total), kBlockThreads, 0, stream_of(ctx)>>>(
-          a, total, static_cast<E*>(out->data), static_cast<const E*>(in->data), bad.get());
+      move_kernel<E, I, false><<<blocks_for(total), kBlockThreads, 0, stream_of(ctx)>>>(
+          a, total, static_cast<E*>(out->data), static_cast<E*>(in->data), bad.get());
       return launched("index");
     });
   });
-  if (launch != refkSuccess) return launch;
-  bool raised = false;
-  if (auto s = bad.read("index", raised)) return s;
-  if (!raised) return refkSuccess;
-  if (auto s = first_bad_advanced("index", nindices, indices, sizes)) return s;
-  return fail(refkErrorIndexOutOfBounds, "index: an index is out of bounds");
+  return bad.finish("index", launch, "an index", [&] { return first_bad_advanced("index", nindices, indices, sizes); });
 }
 
 refkStatus refkIndexPut(const refkContext* ctx, const refkTensor* self, const refkTensor* values, int32_t nindices,
@@ -438,8 +390,8 @@ refkStatus refkIndexPut(const refkContext* ctx, const refkTensor* self, const re
       using E = typename decltype(etag)::type;
       return dispatch_index(indices[0].dtype, [&](auto itag) {
         using I = typename decltype(itag)::type;
-        index_put_kernel<E, I><<<blocks_for(total), kBlockThreads, 0, stream_of(ctx)>>>(
-            a, total, static_cast<E*>(self->data), static_cast<const E*>(values->data), bad.get());
+        move_kernel<E, I, true><<<blocks_for(total), kBlockThreads, 0, stream_of(ctx)>>>(
+            a, total, static_cast<E*>(values->data), static_cast<E*>(self->data), bad.get());
         return launched("index_put");
       });
     });
@@ -457,12 +409,8 @@ refkStatus refkIndexPut(const refkContext* ctx, const refkTensor* self, const re
       });
     });
   }
-  if (launch != refkSuccess) return launch;
-  bool raised = false;
-  if (auto s = bad.read("index_put", raised)) return s;
-  if (!raised) return refkSuccess;
-  if (auto s = first_bad_advanced("index_put", nindices, indices, sizes)) return s;
-  return fail(refkErrorIndexOutOfBounds, "index_put: an index is out of bounds");
+  return bad.finish("index_put", launch, "an index",
+                    [&] { return first_bad_advanced("index_put", nindices, indices, sizes); });
 }
 
 refkStatus refkCountNonzero(const refkContext* ctx, const refkTensor* count, const refkTensor* in) {
@@ -475,8 +423,9 @@ refkStatus refkCountNonzero(const refkContext* ctx, const refkTensor* count, con
   if (total == 0) return refkSuccess;
   return dispatch(in->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    count_nonzero_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream_of(ctx)>>>(
-        walk_of(*in), total, static_cast<const T*>(in->data), static_cast<unsigned long long*>(count->data));
+    count_kernel<<<blocks_for(total), kBlockThreads, 0, stream_of(ctx)>>>(
+        total, Nonzero<T>{walk_of(*in), static_cast<const T*>(in->data)},
+        static_cast<unsigned long long*>(count->data));
     return launched("nonzero");
   });
 }
@@ -490,9 +439,9 @@ refkStatus refkNonzero(const refkContext* ctx, const refkTensor* out, const refk
   if (numel(*out) == 0) return refkSuccess;
   return dispatch(in->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    nonzero_kernel<T><<<1, kBlockThreads, 0, stream_of(ctx)>>>(walk_of(*in), total, static_cast<const T*>(in->data),
-                                                               static_cast<int64_t*>(out->data), out->strides[0],
-                                                               out->strides[1], out->sizes[0]);
+    nonzero_kernel<T><<<1, kBlockThreads, 0, stream_of(ctx)>>>(
+        Nonzero<T>{walk_of(*in), static_cast<const T*>(in->data)}, total, static_cast<int64_t*>(out->data),
+        out->strides[0], out->strides[1], out->sizes[0]);
     return launched("nonzero");
   });
 }
@@ -510,9 +459,9 @@ refkStatus refkMaskedScatter(const refkContext* ctx, const refkTensor* out, cons
   unsigned long long host = 0;
   cudaError_t e = cudaMallocAsync(reinterpret_cast<void**>(&count), sizeof(*count), st);
   if (e == cudaSuccess) e = cudaMemsetAsync(count, 0, sizeof(*count), st);
+  const Nonzero<bool> hit{walk_of(*mask), static_cast<const bool*>(mask->data)};
   if (e == cudaSuccess) {
-    count_true_kernel<<<blocks_for(total), kBlockThreads, 0, st>>>(walk_of(*mask), total,
-                                                                    static_cast<const bool*>(mask->data), count);
+    count_kernel<<<blocks_for(total), kBlockThreads, 0, st>>>(total, hit, count);
     e = cudaGetLastError();
   }
   if (e == cudaSuccess) e = cudaMemcpyAsync(&host, count, sizeof(host), cudaMemcpyDeviceToHost, st);
@@ -525,9 +474,8 @@ refkStatus refkMaskedScatter(const refkContext* ctx, const refkTensor* out, cons
   if (host == 0) return refkSuccess;
   return dispatch_bytes(out->dtype, [&](auto tag) {
     using E = typename decltype(tag)::type;
-    masked_scatter_kernel<E><<<1, kBlockThreads, 0, st>>>(walk_of(*out), walk_of(*mask), walk_of(*source), total,
+    masked_scatter_kernel<E><<<1, kBlockThreads, 0, st>>>(walk_of(*out), hit, walk_of(*source), total,
                                                           static_cast<E*>(out->data),
-                                                          static_cast<const bool*>(mask->data),
                                                           static_cast<const E*>(source->data));
     return launched("masked_scatter");
   });

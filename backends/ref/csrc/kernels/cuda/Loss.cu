@@ -108,12 +108,6 @@ refkStatus target_error(const char* op, const refkTensor& target, int64_t classe
   return refkSuccess;
 }
 
-refkStatus check_nll(const refkTensor& x, const refkTensor& target, const refkTensor* weight) {
-  if (auto s = checked(refk::check::nll_loss(x, target, weight))) return s;
-  if (!is_floating_dtype(x.dtype)) return unsupported("nll_loss", x.dtype);
-  return refkSuccess;
-}
-
 }  // namespace
 }  // namespace refkc
 
@@ -122,7 +116,7 @@ using namespace refkc;
 extern "C" refkStatus refkNllLoss(const refkContext* ctx, const refkTensor* out, const refkTensor* total_weight,
                                   const refkTensor* self, const refkTensor* target, const refkTensor* weight,
                                   int32_t reduction, int64_t ignore_index) {
-  if (auto s = check_nll(*self, *target, weight)) return s;
+  if (auto s = checked(refk::check::nll_loss(*self, *target, weight))) return s;
   const int64_t batch = self->sizes[0], classes = self->sizes[1];
   const cudaStream_t stream = stream_of(ctx);
   ErrorFlag bad(stream);
@@ -143,19 +137,15 @@ extern "C" refkStatus refkNllLoss(const refkContext* ctx, const refkTensor* out,
     }
     return launched("nll_loss");
   });
-  if (launch != refkSuccess) return launch;
-  bool raised = false;
-  if (auto s = bad.read("nll_loss", raised)) return s;
-  if (!raised) return refkSuccess;
-  if (auto s = target_error("nll_loss", *target, classes, ignore_index)) return s;
-  return fail(refkErrorIndexOutOfBounds, "nll_loss: a target is out of bounds");
+  return bad.finish("nll_loss", launch, "a target",
+                    [&] { return target_error("nll_loss", *target, classes, ignore_index); });
 }
 
 extern "C" refkStatus refkNllLossBackward(const refkContext* ctx, const refkTensor* grad_input,
                                           const refkTensor* grad_output, const refkTensor* target,
                                           const refkTensor* weight, const refkTensor* total_weight, int32_t reduction,
                                           int64_t ignore_index) {
-  if (auto s = check_nll(*grad_input, *target, weight)) return s;
+  if (auto s = checked(refk::check::nll_loss(*grad_input, *target, weight))) return s;
   const int64_t batch = grad_input->sizes[0], classes = grad_input->sizes[1];
   if (batch * classes == 0) return target_error("nll_loss_backward", *target, classes, ignore_index);
   // With one sample both forms compute -w * g with one rounding.
@@ -174,10 +164,6 @@ extern "C" refkStatus refkNllLossBackward(const refkContext* ctx, const refkTens
         per_element, ignore_index, bad.get());
     return launched("nll_loss_backward");
   });
-  if (launch != refkSuccess) return launch;
-  bool raised = false;
-  if (auto s = bad.read("nll_loss_backward", raised)) return s;
-  if (!raised) return refkSuccess;
-  if (auto s = target_error("nll_loss_backward", *target, classes, ignore_index)) return s;
-  return fail(refkErrorIndexOutOfBounds, "nll_loss_backward: a target is out of bounds");
+  return bad.finish("nll_loss_backward", launch, "a target",
+                    [&] { return target_error("nll_loss_backward", *target, classes, ignore_index); });
 }

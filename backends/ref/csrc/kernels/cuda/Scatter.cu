@@ -34,21 +34,6 @@ struct Cols {
   }
 };
 
-// A contiguous descriptor of device scratch memory with `like`'s shape.
-refkTensor scratch_like(void* data, refkDtype dtype, const refkTensor& like) {
-  refkTensor t{};
-  t.data = data;
-  t.dtype = dtype;
-  t.ndim = like.ndim;
-  int64_t stride = 1;
-  for (int d = like.ndim - 1; d >= 0; --d) {
-    t.sizes[d] = like.sizes[d];
-    t.strides[d] = stride;
-    stride *= like.sizes[d];
-  }
-  return t;
-}
-
 Cols cols_of(const refkTensor& index, int dim, const refkTensor& target, const refkTensor* src,
              const refkTensor* counts) {
   Cols c;
@@ -204,7 +189,7 @@ refkStatus scatter_typed(const refkContext* ctx, const refkTensor& self, int dim
       release();
       return fail(refkErrorInvalidValue, "scatter: out of device memory for the float copy");
     }
-    target = scratch_like(wide, refkFloat32, self);
+    target = contiguous_like(wide, refkFloat32, self);
     if (auto s = refkCopy(ctx, &target, &self)) {
       release();
       return s;
@@ -218,7 +203,7 @@ refkStatus scatter_typed(const refkContext* ctx, const refkTensor& self, int dim
       release();
       return fail(refkErrorInvalidValue, std::string("scatter: ") + cudaGetErrorString(e));
     }
-    counts_desc = scratch_like(counts, refkInt64, self);
+    counts_desc = contiguous_like(counts, refkInt64, self);
   }
   const Cols c = cols_of(index, dim, target, src, counts != nullptr ? &counts_desc : nullptr);
   refkStatus s = refkSuccess;
@@ -263,10 +248,5 @@ extern "C" refkStatus refkScatter(const refkContext* ctx, const refkTensor* self
                                  bad.get());
     });
   });
-  if (launch != refkSuccess) return launch;
-  bool raised = false;
-  if (auto s = bad.read("scatter", raised)) return s;
-  if (!raised) return refkSuccess;
-  if (auto s = first_bad(*index, dim, self->sizes[dim])) return s;
-  return fail(refkErrorIndexOutOfBounds, "scatter: an index is out of bounds");
+  return bad.finish("scatter", launch, "an index", [&] { return first_bad(*index, dim, self->sizes[dim]); });
 }
