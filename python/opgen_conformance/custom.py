@@ -14,6 +14,16 @@ Samples: the entry's `samples:` (``<package>.ops.SAMPLES[name](dtype)``, a
 list of ``(args, kwargs)``), else made from the schema: every Tensor
 argument a 2-d tensor of one shape, defaults left alone.
 
+Note [Custom samples]: schema-made samples fit only operators whose Tensor
+inputs all take one shape; one with a bias vector or a weight over the last
+dimension raises on them. An operator none of whose samples reached a
+comparison (the schema had an argument no sample can be made for, or every
+sample raised on the device and in the reference alike) is a skip, not a
+pass, and says what to add where: `samples:` at its custom: entry's
+file:line:col (``<package>.ops.LOCATIONS``). A schema-made sample that
+fails says so too, since the failure may be the sample's shape and not the
+kernel.
+
 ``python -m opgen_conformance custom --package P --device D [--json]``
 prints one line per (operator, dtype) and exits 1 when any fails.
 """
@@ -31,6 +41,18 @@ from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 from .compare import DEFAULT_TOL
 
 DTYPES = (torch.float32, torch.float64, torch.bfloat16)
+
+
+SAMPLES_EXAMPLE = 'samples: "[((torch.randn(4, 8).to(dtype), torch.randn(8).to(dtype)), {})]"'
+
+
+def schema_sample_problem(schema: torch._C.FunctionSchema) -> str | None:
+    """Why no sample can be made from the schema (an argument without a
+    default that is not Tensor, int, float or bool), or None."""
+    for a in schema.arguments:
+        if not a.has_default_value() and str(a.type) not in ("Tensor", "int", "float", "bool"):
+            return f"argument {a.name} is {a.type}, which the runner cannot make a sample of"
+    return None
 
 
 def _schema_samples(schema: torch._C.FunctionSchema, dtype: torch.dtype) -> list[tuple[tuple, dict]]:
@@ -85,6 +107,14 @@ def _call(f: Callable[[], Any]) -> tuple[Any, BaseException | None]:
 def check_sample(op: Any, ref: Callable, args: tuple, kwargs: dict, device: str, grads: bool = True) -> list[str]:
     """The problems of one sample (empty: it passes). ``grads``: also
     compare gradients (operators that declare a backward)."""
+    return compare_sample(op, ref, args, kwargs, device, grads)[0]
+
+
+def compare_sample(
+    op: Any, ref: Callable, args: tuple, kwargs: dict, device: str, grads: bool = True
+) -> tuple[list[str], bool]:
+    """check_sample's problems, and whether anything was compared (False:
+    the device and the reference both raised; Note [Custom samples])."""
     problems: list[str] = []
     cargs, ckw = _to(args, "cpu"), _to(kwargs, "cpu")
     dargs, dkw = _to(args, device), _to(kwargs, device)
@@ -92,9 +122,16 @@ def check_sample(op: Any, ref: Callable, args: tuple, kwargs: dict, device: str,
     dout, derr = _call(lambda: op(*dargs, **dkw))
     if (cerr is None) != (derr is None):
         which = f"the device raised {type(derr).__name__}: {derr}" if derr else f"only the reference raised {type(cerr).__name__}"
-        return [f"errors: {which}"[:300]]
+        return [f"errors: {which}"[:300]], True
     if cerr is not None:
-        return []
+        return [], False
+    return _compare_values(op, ref, cargs, ckw, dargs, dkw, cout, dout, device, grads), True
+
+
+def _compare_values(
+    op: Any, ref: Callable, cargs: Any, ckw: Any, dargs: Any, dkw: Any, cout: Any, dout: Any, device: str, grads: bool
+) -> list[str]:
+    problems: list[str] = []
     ct, dt = _tensors(cout), _tensors(dout)
     if len(ct) != len(dt):
         return [f"returns {len(dt)} tensors, the reference {len(ct)}"]
@@ -160,23 +197,46 @@ def run(package: str, device: str) -> list[dict]:
     del pkg
     results = []
     samples_of = getattr(ops, "SAMPLES", {})
+    locations = getattr(ops, "LOCATIONS", {})
     for name, ref in sorted(ops.REFERENCES.items()):
         base, _, overload = name.partition(".")
         op = getattr(getattr(torch.ops, device), base)
         op = getattr(op, overload or "default")
+        made = samples_of.get(name)
+        where = f"at {locations[name]}" if name in locations else "in its custom: entry"
+        add = f"add samples: {where}, a list of (args, kwargs) over dtype, e.g. {SAMPLES_EXAMPLE}"
         for dtype in DTYPES:
-            made = samples_of.get(name)
             samples = made(dtype) if made else _schema_samples(op._schema, dtype)
             problems: list[str] = []
+            compared = 0
             for k, (args, kwargs) in enumerate(samples):
                 grads = name in getattr(ops, "DIFFERENTIABLE", ())
-                problems += [f"sample {k}: {p}" for p in check_sample(op, ref, args, kwargs, device, grads)]
+                got, did = compare_sample(op, ref, args, kwargs, device, grads)
+                compared += did
+                problems += [f"sample {k}: {p}" for p in got]
+            # Note [Custom samples]
+            if problems and not made:
+                problems.append(
+                    "the samples were made from the schema (every Tensor 3x4); if the operator needs other shapes, " + add
+                )
+            status = "fail" if problems else ("pass" if compared else "skip")
+            if status == "skip":
+                why = schema_sample_problem(op._schema) if not made else None
+                if why is not None:
+                    problems.append(f"no samples: {why}; {add}")
+                elif samples:
+                    problems.append(
+                        "nothing compared: every sample raised on the device and in the reference; "
+                        + (add if not made else "give a sample the operator accepts")
+                    )
+                else:
+                    problems.append(f"no samples: its samples: gave none for {dtype}")
             results.append(
                 {
                     "op": f"{device}::{name}",
                     "dtype": str(dtype).replace("torch.", ""),
                     "samples": len(samples),
-                    "status": "fail" if problems else ("pass" if samples else "skip"),
+                    "status": status,
                     "problems": problems,
                 }
             )
@@ -192,5 +252,6 @@ def main(package: str, device: str, as_json: bool) -> int:
             line = f"{r['status']:4} {r['op']} {r['dtype']} ({r['samples']} samples)"
             print(line + ("".join(f"\n       {p}" for p in r["problems"])))
         n = sum(r["status"] == "fail" for r in results)
-        print(f"custom operators: {len(results) - n} passed, {n} failed", file=sys.stderr)
+        s = sum(r["status"] == "skip" for r in results)
+        print(f"custom operators: {len(results) - n - s} passed, {s} skipped, {n} failed", file=sys.stderr)
     return 1 if any(r["status"] == "fail" for r in results) else 0

@@ -331,10 +331,10 @@ export function emitAutogradFunctions(plan: Plan, headerName: string, banner: st
   L.push("");
   L.push("// clang-format off");
   L.push("");
-  // Formulas call ATen's functions (at::rsqrt(...)) as well as Tensor methods.
+  // Formulas call ATen's functions (at::rsqrt(...)) and operators (grad * x) as well as Tensor methods.
   const formulas = models.some((m) => m.formula !== null);
   for (const inc of [
-    ...(formulas ? ["<ATen/Functions.h>"] : []),
+    ...(formulas ? ["<ATen/Functions.h>", "<ATen/TensorOperators.h>"] : []),
     "<ATen/Tensor.h>",
     "<ATen/core/dispatch/Dispatcher.h>",
     "<c10/core/ScalarType.h>",

@@ -145,6 +145,18 @@ export function emitOpsModule(plan: Plan, banner: string): string {
   const sampled = c.custom.filter((o) => o.samples !== null);
   L.push(`SAMPLES = {${sampled.map((o) => `${JSON.stringify(o.name)}: lambda dtype: (${o.samples})`).join(", ")}}`);
   L.push("");
+  // Note [Custom samples] (python/opgen_conformance/custom.py): where to add samples:; the file's own name, so
+  // the module does not depend on where gen ran.
+  L.push("# Operator name -> its custom: entry in backend.yaml, for the runner's messages.");
+  L.push(
+    `LOCATIONS = {${c.custom
+      .map(
+        (o) =>
+          `${JSON.stringify(o.name)}: ${JSON.stringify(`${o.loc.file.split(/[\\/]/).pop()}:${o.loc.line}:${o.loc.col}`)}`,
+      )
+      .join(", ")}}`,
+  );
+  L.push("");
   L.push("# Operator name -> its schema, as TORCH_LIBRARY defines it.");
   L.push(`SCHEMAS = {${c.custom.map((o) => `${JSON.stringify(o.name)}: ${JSON.stringify(o.schema)}`).join(", ")}}`);
   L.push("");
