@@ -29,7 +29,7 @@ import sys
 import time
 from typing import Any
 
-from .config import load_config
+from .config import RunConfig, load_config
 
 
 def die_with_parent() -> None:
@@ -78,37 +78,43 @@ def _limit_memory(limit: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (n, hard))
 
 
+class Channel:
+    """The worker's side of the protocol: JSON lines on the original stdout,
+    each saying which sample (`k`, set before it runs) it is about."""
+
+    def __init__(self) -> None:
+        self.out = os.fdopen(os.dup(1), "w", buffering=1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        self.k = -1
+
+    def send(self, msg: dict[str, Any]) -> None:
+        self.out.write(json.dumps(msg) + "\n")
+        self.out.flush()
+
+    def phase(self, p: str, partial: dict | None = None) -> None:
+        """The check now running on the device, with the verdicts found so far."""
+        msg: dict[str, Any] = {"t": "phase", "k": self.k, "phase": p}
+        if partial:
+            msg["partial"] = {c: list(v) for c, v in partial.items()}
+        self.send(msg)
+
+
 def main(config_path: str) -> int:
     die_with_parent()
-    proto = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-
-    def send(msg: dict[str, Any]) -> None:
-        proto.write(json.dumps(msg) + "\n")
-        proto.flush()
-
+    chan = Channel()
     config = load_config(config_path)
     _limit_memory(config.worker_memory_bytes)
 
     import torch
 
-    from .cache import cached_sample_list
-    from .checks import Runner
     from .device import open_device
-    from .sample import describe
-    from .tensors import DTYPES
 
     torch.set_num_threads(1)
     device = open_device(config)
     unavailable = device.unavailable_reason() if hasattr(device, "unavailable_reason") else None
     _warm_up(device)
-    send({"t": "ready", "unavailable": unavailable} if unavailable else {"t": "ready"})
-
-    seed = config.seed
-    max_samples = config.max_samples
-    grad_samples = config.grad_samples
-    overrides = config.tolerances
+    chan.send({"t": "ready", "unavailable": unavailable} if unavailable else {"t": "ready"})
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -116,41 +122,35 @@ def main(config_path: str) -> int:
         task = json.loads(line)
         if task.get("quit"):
             break
-        dtype = DTYPES[task["dtype"]]
-        send({"t": "gen"})
-        t_gen = time.perf_counter()
-        samples = cached_sample_list(config.cache_dir, task, dtype, seed, max_samples)
-        t_run = time.perf_counter()
-        cur = {"k": -1}
-
-        def phase(p: str, partial: dict | None = None) -> None:
-            msg: dict[str, Any] = {"t": "phase", "k": cur["k"], "phase": p}
-            if partial:
-                msg["partial"] = {c: list(v) for c, v in partial.items()}
-            send(msg)
-
-        runner = Runner(
-            task["op"], task["kind"], bool(task.get("view")), dtype, device,
-            grad_samples=grad_samples, overrides=overrides, phase=phase,
-        )
-        for k in range(int(task.get("start", 0)), len(samples)):
-            cur["k"] = k
-            s = samples[k]
-            desc = describe(s)
-            send({"t": "begin", "k": k, "source": s.source, "desc": desc})
-            try:
-                checks = runner.run(s, k)
-            except Exception as e:  # a bug in a check, not in the kernel: still report it
-                checks = {"values": ("fail", f"runner error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")}
-            send(
-                {
-                    "t": "sample",
-                    "k": k,
-                    "source": s.source,
-                    "desc": desc,
-                    "checks": {c: list(v) for c, v in checks.items()},
-                }
-            )
-        t_end = time.perf_counter()
-        send({"t": "done", "n": len(samples), "gen_s": t_run - t_gen, "run_s": t_end - t_run})
+        _run_task(config, device, task, chan)
     return 0
+
+
+def _run_task(config: RunConfig, device: Any, task: dict, chan: Channel) -> None:
+    from .cache import cached_sample_list
+    from .checks import Runner
+    from .sample import describe
+    from .tensors import DTYPES
+
+    dtype = DTYPES[task["dtype"]]
+    chan.send({"t": "gen"})
+    t_gen = time.perf_counter()
+    samples = cached_sample_list(config.cache_dir, task, dtype, config.seed, config.max_samples)
+    t_run = time.perf_counter()
+    chan.k = -1
+    runner = Runner(
+        task["op"], task["kind"], bool(task.get("view")), dtype, device,
+        grad_samples=config.grad_samples, overrides=config.tolerances, phase=chan.phase,
+    )
+    for k in range(int(task.get("start", 0)), len(samples)):
+        chan.k = k
+        s = samples[k]
+        desc = describe(s)
+        chan.send({"t": "begin", "k": k, "source": s.source, "desc": desc})
+        try:
+            checks = runner.run(s, k)
+        except Exception as e:  # a bug in a check, not in the kernel: still report it
+            checks = {"values": ("fail", f"runner error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")}
+        chan.send({"t": "sample", "k": k, "source": s.source, "desc": desc, "checks": {c: list(v) for c, v in checks.items()}})
+    t_end = time.perf_counter()
+    chan.send({"t": "done", "n": len(samples), "gen_s": t_run - t_gen, "run_s": t_end - t_run})
