@@ -340,7 +340,7 @@ export function derivedChecks(f: NativeFunction): DerivedChecks {
  * self's dtype), then copied back. A functional overload is derived by one
  * boxed kernel that asks the operator's Meta kernel for the result's sizes,
  * strides and dtype, allocates the outputs and calls the out= kernel
- * (templates/DerivedFunctionalKernel.cpp.hbs); that needs tensor (or tensor
+ * (templates/cpp/DerivedFunctionalKernel.cpp); that needs tensor (or tensor
  * list) returns, one out= argument per return, and a tensor argument or a
  * `device` argument to say where the result lives.
  */

@@ -34,7 +34,7 @@ import {
   type Registration,
   wrapperName,
 } from "./plan.js";
-import { render } from "./templates.js";
+import { cppSource, render } from "./templates.js";
 
 export interface WrapperFn {
   readonly name: string;
@@ -198,7 +198,7 @@ class KeyEmitter {
   }
 
   /**
-   * Note [Derived out= overloads] (templates/DerivedOutKernel.cpp.hbs): one
+   * Note [Derived out= overloads] (templates/cpp/DerivedOutKernel.cpp): one
    * boxed kernel for all, given the out dtype rule and, for a structured
    * overload, a MetaCheck: a plain function that calls its meta function with
    * the stack's arguments (no boxing templates per C++ type, unlike a
@@ -220,7 +220,7 @@ class KeyEmitter {
     return { wrapper, fn };
   }
 
-  /** Note [Functional from out] (templates/DerivedFunctionalKernel.cpp.hbs). */
+  /** Note [Functional from out] (templates/cpp/DerivedFunctionalKernel.cpp). */
   emitFunctionalFromOut(from: KernelDecl): Emitted {
     this.uses.derivedFunctional = true;
     const n = from.f.func.name;
@@ -416,10 +416,10 @@ function registerModel(
   const { key, uses } = body;
   const usesHelpers = uses.copy || uses.derivedOut || uses.derivedFunctional || uses.meta;
   const defs: string[] = [];
-  if (defines?.copy) defs.push(render("CopyInto.cpp.hbs", {}));
-  if (defines?.meta) defs.push(render("MetaCopies.cpp.hbs", {}));
-  if (defines?.derivedOut) defs.push(render("DerivedOutKernel.cpp.hbs", {}));
-  if (defines?.derivedFunctional) defs.push(render("DerivedFunctionalKernel.cpp.hbs", {}));
+  if (defines?.copy) defs.push(cppSource("CopyInto.cpp"));
+  if (defines?.meta) defs.push(cppSource("MetaCopies.cpp"));
+  if (defines?.derivedOut) defs.push(cppSource("DerivedOutKernel.cpp"));
+  if (defines?.derivedFunctional) defs.push(cppSource("DerivedFunctionalKernel.cpp"));
   const includes = ["<ATen/Tensor.h>", "<torch/library.h>"];
   if (uses.check) includes.push("<ATen/core/op_registration/adaption.h>");
   if (uses.guard) includes.push("<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>");

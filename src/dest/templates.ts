@@ -74,3 +74,24 @@ export function render(name: string, context: object): string {
   }
   return t(context);
 }
+
+/**
+ * Note [C++ helper sources]: C++ that gen prints without filling anything in
+ * (the helpers derived overloads share, Note [Derived helpers defined once])
+ * is kept as plain C++ under templates/cpp/, not as templates: gen copies a
+ * file's text as it is into Register<Key>.cpp's helper namespace, after
+ * DerivedDecls.cpp.hbs's declarations, and test/integration/compile.test.ts
+ * compiles the files the same way as a translation unit of their own. They
+ * hold no #include: the registration file's include list carries what they
+ * need.
+ */
+const sources = new Map<string, string>();
+
+export function cppSource(name: string): string {
+  let text = sources.get(name);
+  if (text === undefined) {
+    text = readFileSync(`${TEMPLATE_DIR}cpp/${name}`, "utf8");
+    sources.set(name, text);
+  }
+  return text;
+}

@@ -4,6 +4,7 @@
  * includes), and the registrations work at run time.
  *
  * - core ATen: Register<Backend>.cpp + header for the 193 core overloads
+ * - the derived overloads' helpers, templates/cpp/*.cpp, on their own
  * - the fixtures torchgen crashes on, a device-guard + autograd fixture, a
  *   kernel stub (stubs must compile as written), and (syntax only, -Werror)
  *   every functional overload with all its siblings derived
@@ -18,13 +19,23 @@
  * run one at a time at lower priority (shared machines).
  */
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBackendYaml } from "../../src/backend/load.js";
 import { buildPlan, generate } from "../../src/dest/index.js";
+import { cppSource, render } from "../../src/dest/templates.js";
 import { kernelStubs, missingKernels } from "../../src/impl/kernels.js";
 import { isGroup, loadCatalog } from "../../src/model/catalog.js";
 import type { OperatorCatalog } from "../../src/model/types.js";
@@ -146,6 +157,51 @@ describe("generated C++ compiles with -Wall -Wextra -Werror", () => {
       const stub = kernelStubs(buildPlan(config, catalog)).find((s) => s.path === "_foreach_add_List.cpp")!;
       writeFileSync(path.join(dir, stub.path), stub.content);
       await compile(path.join(dir, stub.path));
+    },
+    SLOW,
+  );
+
+  it(
+    "the derived overloads' helpers, templates/cpp/*.cpp, as one translation unit of their own",
+    async () => {
+      // Note [C++ helper sources]: gen copies these into Register<Key>.cpp's
+      // helper namespace after DerivedDecls; here they are compiled the same
+      // way, with #line so that a diagnostic names the helper's own file:line.
+      const dir = path.join(work, "helpers");
+      mkdirSync(dir, { recursive: true });
+      const includes = [
+        "<ATen/Tensor.h>",
+        "<torch/library.h>",
+        "<ATen/ops/_copy_from.h>",
+        "<ATen/ops/_copy_from_and_resize.h>",
+        "<ATen/core/dispatch/Dispatcher.h>",
+        "<ATen/core/stack.h>",
+        "<ATen/EmptyTensor.h>",
+        "<ATen/ops/empty_strided.h>",
+        "<memory>",
+        "<mutex>",
+        "<optional>",
+        "<vector>",
+      ];
+      const helpers = readdirSync(path.join(ROOT, "templates/cpp"))
+        .filter((f) => f.endsWith(".cpp"))
+        .sort();
+      expect(helpers).toEqual([
+        "CopyInto.cpp",
+        "DerivedFunctionalKernel.cpp",
+        "DerivedOutKernel.cpp",
+        "MetaCopies.cpp",
+      ]);
+      const tu = [
+        ...includes.map((h) => `#include ${h}`),
+        "namespace at::mychip::opgen_derived {",
+        render("DerivedDecls.cpp.hbs", { backend: "PrivateUse1" }),
+        ...helpers.flatMap((h) => [`#line 1 "templates/cpp/${h}"`, cppSource(h)]),
+        "} // namespace at::mychip::opgen_derived",
+        "",
+      ].join("\n");
+      writeFileSync(path.join(dir, "helpers.cpp"), tu);
+      await compile(path.join(dir, "helpers.cpp"));
     },
     SLOW,
   );

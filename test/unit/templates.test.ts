@@ -23,6 +23,7 @@ const captured = vi.hoisted(() => [] as [string, object][]);
 vi.mock("../../src/dest/templates.js", async (importOriginal) => {
   const actual = await importOriginal<typeof import("../../src/dest/templates.js")>();
   return {
+    ...actual,
     render: (name: string, context: object) => {
       captured.push([name, context]);
       return actual.render(name, context);
