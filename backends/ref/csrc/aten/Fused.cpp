@@ -1,9 +1,10 @@
-// Fused GELU glue: the kernels behind backend.yaml's `autograd:` gelu entry
-// (its backward, gelu_grad_fused) and the custom operators fused_bias_gelu
-// and fused_bias_gelu_backward, over the kernel library's refkBiasGelu and
-// refkBiasGeluBackward. Each checks what eager's gelu(self + bias) would
-// (floating dtypes, the approximate string) and that bias is one vector
-// over self's last dimension.
+// Fused glue: the kernels behind backend.yaml's `autograd:` gelu entry (its
+// backward, gelu_grad_fused) and the custom operators fused_bias_gelu and
+// fused_bias_gelu_backward, over the kernel library's refkBiasGelu and
+// refkBiasGeluBackward; and the custom operator fused_rms_norm over
+// refkRmsNorm (its backward is a formula in backend.yaml). Each checks what
+// eager would (floating dtypes, the approximate string) and that bias or
+// weight is one vector over self's last dimension.
 #include "aten/Glue.h"
 
 #include <ATen/DeviceGuard.h>
@@ -67,7 +68,43 @@ at::Tensor bias_gelu_backward(const at::Tensor& grad, const at::Tensor& self, co
   return out;
 }
 
+// self as its rows: M x N over the last dimension, N = self.size(-1), for
+// self contiguous (the caller made sure).
+refkTensor rows_of(const at::Tensor& self, const char* op) {
+  refkTensor d = describe(self, op);
+  const int64_t n = self.size(-1);
+  d.ndim = 2;
+  d.sizes[0] = self.numel() / n;
+  d.sizes[1] = n;
+  d.strides[0] = n;
+  d.strides[1] = 1;
+  return d;
+}
+
 }  // namespace
+
+at::Tensor fused_rms_norm(const at::Tensor& self, const at::Tensor& weight, double eps) {
+  const char* op = "fused_rms_norm";
+  check_operands(self, nullptr, op);
+  TORCH_CHECK(self.dim() >= 1, op, ": self must have at least one dimension");
+  TORCH_CHECK(weight.dim() == 1 && weight.size(0) == self.size(-1), op,
+              ": weight must be a vector of self's last dimension (", self.size(-1), "), got shape ", weight.sizes());
+  TORCH_CHECK(weight.scalar_type() == self.scalar_type(), op, ": weight has dtype ",
+              c10::toString(weight.scalar_type()), " but self has ", c10::toString(self.scalar_type()));
+  const c10::Device device = common_device({&self, &weight}, op);
+  const c10::DeviceGuard guard(device);
+  at::Tensor out = empty(self.sizes(), self.scalar_type(), device);
+  if (out.numel() == 0) return out;
+  at::Tensor x = self;
+  if (!self.is_contiguous()) {
+    x = empty(self.sizes(), self.scalar_type(), device);
+    copy_into(x, self, op);
+  }
+  const refkTensor o = rows_of(out, op), i = rows_of(x, op), w = describe(weight, op);
+  const refkContext ctx = context();
+  check(refkRmsNorm(&ctx, &o, &i, &w, eps), op);
+  return out;
+}
 
 at::Tensor fused_bias_gelu(const at::Tensor& self, const at::Tensor& bias, c10::string_view approximate) {
   return bias_gelu_forward(self, &bias, approximate, "fused_bias_gelu");

@@ -624,6 +624,14 @@ refkStatus refkBiasGelu(const refkContext* ctx, const refkTensor* out, const ref
 // grad_in = grad * gelu'(in + bias), same conventions (grad has in's shape).
 refkStatus refkBiasGeluBackward(const refkContext* ctx, const refkTensor* grad_in, const refkTensor* grad,
                                 const refkTensor* in, const refkTensor* bias, int32_t tanh);
+// RMS norm of 2-d in, out (M x N, any strides) over each row:
+// out = T(x * rstd) * weight, rstd = 1 / sqrt(mean(x^2) + eps), the
+// normalized row rounded to the dtype before the weight (as eager's
+// rms_norm); weight has N elements, all ones when NULL. Floating dtypes,
+// in, out and weight of one dtype. The backward of the custom operator
+// fused_rms_norm is a formula over aten ops (backend.yaml), so no kernel.
+refkStatus refkRmsNorm(const refkContext* ctx, const refkTensor* out, const refkTensor* in,
+                       const refkTensor* weight, double eps);
 
 // ---- FFT
 //

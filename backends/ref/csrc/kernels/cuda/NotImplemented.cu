@@ -63,6 +63,9 @@ refkStatus refkBiasGeluBackward(const refkContext*, const refkTensor*, const ref
                                 const refkTensor*, int32_t) {
   return not_implemented("refkBiasGeluBackward");
 }
+refkStatus refkRmsNorm(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, double) {
+  return not_implemented("refkRmsNorm");
+}
 refkStatus refkFft(const refkContext*, refkFftKind, const refkTensor*, const refkTensor*, int32_t, const int32_t*, int32_t,
                    double) {
   return not_implemented("refkFft");
