@@ -61,6 +61,16 @@ describe("gen on bad input", () => {
       "backend: PrivateUse1\ncpp_namespace: at::x\nsupported:\n  - ad.Tensor\n",
       [/:4:5: .*ad\.Tensor.*did you mean.*add\.Tensor/],
     ],
+    [
+      "backward formulas that reach outside the expression (Note [Backward formulas])",
+      'backend: PrivateUse1\ncpp_namespace: at::x\ndevice: x\nautograd:\n  - op: gelu\n    backward: {self: "grad; system(cmd)"}\n' +
+        "custom:\n  - func: fused(Tensor self, int k) -> Tensor\n    kernel: fused\n    backward: {k: grad, self: ctx}\n    reference: self\n",
+      [
+        /:6:27: autograd entry gelu: the backward formula for self has a ';'/,
+        /:10:16: custom operator fused: backward formula for k, which is int and has no gradient/,
+        /:10:31: custom operator fused: the backward formula for self uses "ctx"/,
+      ],
+    ],
   ];
   it.each(cases)("%s: exit 1, file:line:col, no stack, nothing written", (_name, given, want) => {
     const dir = fresh();
