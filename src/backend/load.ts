@@ -19,11 +19,10 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import type * as Yaml from "yaml";
 import type { OperatorCatalog } from "../model/types.js";
 import { type Diagnostic, type SourceLoc, UserError } from "../util/errors.js";
 import { fastParse } from "../yaml/backend.js";
+import { parseDocument } from "../yaml/document.js";
 import { isAlias, isMap, type YMap, type YNode, type YPair } from "../yaml/tree.js";
 import { checkAutogradBackwards, readCustom } from "./custom.js";
 import { readBackend, readDevice, readPythonPackage } from "./keys/backend.js";
@@ -36,17 +35,6 @@ import { readOpLists } from "./keys/oplists.js";
 import { q } from "./names.js";
 import { didYouMean } from "./suggest.js";
 import type { BackendConfig } from "./types.js";
-
-/**
- * The `yaml` package, loaded only when src/yaml/backend.ts cannot read a file
- * (Note [Cold start]). Synchronous (loadBackendYaml is), through
- * require: the package ships CommonJS for Node.
- */
-let yamlModule: typeof Yaml | undefined;
-function yamlPackage(): typeof Yaml {
-  yamlModule ??= createRequire(import.meta.url)("yaml") as typeof Yaml;
-  return yamlModule;
-}
 
 /** Keys gen_backend_stubs.py / gen_lazy_tensor.py pop from the YAML (torch 2.13), same meaning here. */
 export const TORCHGEN_KEYS = [
@@ -147,52 +135,32 @@ function check(cx: KeyContext, fastPath: boolean): Omit<BackendConfig, "warnings
  * is then unreliable, so the syntax errors are all we report.
  */
 function parseFully(cx: KeyContext): YNode | null | undefined {
-  const Y = yamlPackage();
-  const doc = Y.parseDocument(cx.text, {
-    version: "1.1",
-    // Duplicate keys are reported by us, citing both lines.
-    uniqueKeys: false,
-    merge: false,
-    prettyErrors: false,
-  });
+  // Duplicate keys are reported by us, citing both lines.
+  const doc = parseDocument(cx.text, { uniqueKeys: false });
   for (const e of doc.errors) {
-    const msg = e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-    cx.error(cx.locAt(e.pos[0]), `invalid YAML: ${msg}; fix the syntax (see https://yaml.org/spec/1.1/)`);
+    cx.error(cx.locAt(e.offset), `invalid YAML: ${e.message}; fix the syntax (see https://yaml.org/spec/1.1/)`);
   }
   if (doc.errors.length > 0) return undefined;
   for (const w of doc.warnings) {
-    const msg = w.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-    cx.error(cx.locAt(w.pos[0]), `unsupported YAML: ${msg}; use plain scalars, lists and mappings without tags`);
+    cx.error(cx.locAt(w.offset), `unsupported YAML: ${w.message}; use plain scalars, lists and mappings without tags`);
   }
   // Anchors and aliases have no use in an op list and make alias bombs
   // ("billion laughs") possible; we refuse them outright, before anything is
   // expanded. One diagnostic per anchor (with its uses) keeps a bomb's
   // report short.
-  const anchors = new Map<string, { loc: SourceLoc; uses: number[] }>();
-  const strayAliases: SourceLoc[] = [];
-  const at = (node: unknown): SourceLoc => cx.locAt((node as { range?: [number] }).range?.[0] ?? 0);
-  Y.visit(doc, (_key, node) => {
-    if (node === null || Y.isPair(node)) return;
-    if (Y.isAlias(node)) {
-      const a = anchors.get(node.source);
-      if (a) a.uses.push(at(node).line);
-      else strayAliases.push(at(node));
-      return;
-    }
-    const anchor = (node as { anchor?: string }).anchor;
-    if (anchor && !anchors.has(anchor)) anchors.set(anchor, { loc: at(node), uses: [] });
-  });
-  for (const [name, a] of anchors) {
+  for (const a of doc.anchors) {
     const n = a.uses.length;
-    const distinct = [...new Set(a.uses)];
+    const distinct = [...new Set(a.uses.map((o) => cx.locAt(o).line))];
     const lines = distinct.slice(0, 5).join(", ") + (distinct.length > 5 ? ", ..." : "");
     const where = `line${distinct.length === 1 ? "" : "s"} ${lines}`;
     const used = n === 0 ? "" : ` (used by ${n} alias${n === 1 ? "" : "es"}, ${where})`;
-    cx.error(a.loc, `YAML anchor &${name}${used} is not allowed; write values out in full, without & and *`);
+    cx.error(
+      cx.locAt(a.offset),
+      `YAML anchor &${a.name}${used} is not allowed; write values out in full, without & and *`,
+    );
   }
-  for (const loc of strayAliases) cx.error(loc, "YAML alias is not allowed; write the value out in full");
-
-  return toTree(Y, doc.contents);
+  for (const o of doc.strayAliases) cx.error(cx.locAt(o), "YAML alias is not allowed; write the value out in full");
+  return doc.root;
 }
 
 /**
@@ -317,24 +285,4 @@ function checkTop(cx: KeyContext, yamlTop: YMap): Omit<BackendConfig, "warnings"
     dtypes,
     keyLocs,
   };
-}
-
-/** The `yaml` package's nodes as our tree (src/yaml/tree.ts). */
-function toTree(Y: typeof Yaml, node: unknown): YNode | null {
-  if (node === null || node === undefined) return null;
-  const offset = (node as { range?: [number] }).range?.[0] ?? 0;
-  if (Y.isScalar(node)) return { kind: "scalar", value: node.value, source: node.source, offset };
-  if (Y.isAlias(node)) return { kind: "alias", offset };
-  if (Y.isSeq(node)) {
-    return { kind: "seq", items: node.items.map((n) => toTree(Y, n) ?? nullScalar(offset)), offset };
-  }
-  if (Y.isMap(node)) {
-    const items = node.items.map((p) => ({ key: toTree(Y, p.key) ?? nullScalar(offset), value: toTree(Y, p.value) }));
-    return { kind: "map", items, offset };
-  }
-  throw new Error(`unexpected YAML node: ${String(node)}`);
-}
-
-function nullScalar(offset: number): YNode {
-  return { kind: "scalar", value: null, source: "", offset };
 }

@@ -15,11 +15,13 @@
  *       atol: 1e-3
  *
  * Every problem is reported with file:line:col, all of them in one run
- * (Note [Diagnostics] in src/util/errors.ts).
+ * (Note [Diagnostics] in src/util/errors.ts). Read with src/yaml's
+ * full-syntax reader, under YAML 1.1 scalar rules like every YAML we read.
  */
 import { readFileSync } from "node:fs";
-import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
 import { type Diagnostic, type SourceLoc, UserError } from "../util/errors.js";
+import { parseDocument, positions } from "../yaml/document.js";
+import { isMap, isScalar, isSeq, type YNode } from "../yaml/tree.js";
 import { CHECKS, type Result } from "./types.js";
 
 export interface Expectation {
@@ -56,52 +58,44 @@ export function loadExpectations(file: string): ExpectationsFile {
 }
 
 export function parseExpectations(text: string, file: string): ExpectationsFile {
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc });
+  const doc = parseDocument(text, { uniqueKeys: true });
+  const pos = positions(text);
   const diags: Diagnostic[] = [];
-  const locOf = (n: Node | null | undefined): SourceLoc | undefined => {
-    const off = n?.range?.[0];
-    if (off === undefined) return { file, line: 1, col: 1 };
-    const p = lc.linePos(off);
-    return { file, line: p.line, col: p.col };
-  };
-  const err = (n: Node | null | undefined, message: string) =>
+  const locOf = (n: YNode | null | undefined): SourceLoc =>
+    n ? { file, ...pos(n.offset) } : { file, line: 1, col: 1 };
+  const err = (n: YNode | null | undefined, message: string) =>
     diags.push({ severity: "error", loc: locOf(n), message });
-  for (const e of doc.errors) {
-    const p = lc.linePos(e.pos[0]);
-    diags.push({ severity: "error", loc: { file, line: p.line, col: p.col }, message: e.message.split("\n")[0] ?? "" });
-  }
+  for (const e of doc.errors) diags.push({ severity: "error", loc: { file, ...pos(e.offset) }, message: e.message });
   if (diags.length > 0) throw UserError.fromDiagnostics(diags);
   const expectations: Expectation[] = [];
   const tolerances: Tolerance[] = [];
-  const root = doc.contents;
-  if (root === null || root === undefined) return EMPTY_EXPECTATIONS;
+  const root = doc.root;
+  if (root === null) return EMPTY_EXPECTATIONS;
   if (!isMap(root)) {
     err(root, "the expectations file must be a mapping with keys `expectations` and/or `tolerances`");
     throw UserError.fromDiagnostics(diags);
   }
   for (const pair of root.items) {
     const key = isScalar(pair.key) ? String(pair.key.value) : "";
-    const value = pair.value as Node | null;
+    const value = pair.value;
     if (key !== "expectations" && key !== "tolerances") {
-      err(pair.key as Node, `unknown key '${key}'; allowed: expectations, tolerances`);
+      err(pair.key, `unknown key '${key}'; allowed: expectations, tolerances`);
       continue;
     }
-    if (value === null || value === undefined) continue;
+    if (value === null) continue;
     if (!isSeq(value)) {
       err(value, `'${key}' must be a list of mappings`);
       continue;
     }
-    for (const item of value.items) {
-      const node = item as Node;
+    for (const node of value.items) {
       if (!isMap(node)) {
         err(node, `each entry of '${key}' must be a mapping`);
         continue;
       }
-      const fields = new Map<string, { value: unknown; node: Node }>();
+      const fields = new Map<string, { value: unknown; node: YNode }>();
       for (const p of node.items) {
         const k = isScalar(p.key) ? String(p.key.value) : "";
-        fields.set(k, { value: isScalar(p.value) ? p.value.value : undefined, node: (p.value ?? p.key) as Node });
+        fields.set(k, { value: isScalar(p.value) ? p.value.value : undefined, node: p.value ?? p.key });
       }
       const allowed =
         key === "expectations" ? ["op", "dtype", "check", "reason", "issue"] : ["op", "dtype", "rtol", "atol"];
