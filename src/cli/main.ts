@@ -78,7 +78,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     // operators; V8's optimizing compilers (TurboFan, and Maglev where it is
     // on) spend more on compiling the hot parser functions than the optimized
     // code saves before the process exits, and on a 2-core machine they
-    // compete with the torch probe. bench/gen.mjs measures the difference.
+    // compete with the torch probe. bench/micro-optimizations.md has the
+    // numbers (bench/gen-cpu.mjs with and without the flags).
     // The flags are read when a function would tier up, so setting them here,
     // before the pipeline runs, takes effect.
     setFlagsFromString("--no-turbofan");

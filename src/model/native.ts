@@ -174,10 +174,6 @@ class EntryReader {
 }
 
 const reader = new EntryReader();
-// fromYaml collects lists into these and keeps exact-size copies: an array
-// grown by push holds room for 16 or more items, and a catalog keeps thousands.
-const scratchStrings: string[] = [];
-const scratchNames: OperatorName[] = [];
 
 /** `CPU, CUDA` -> [CPU, CUDA]: the dispatch keys a key of a `dispatch:` table names (one array per distinct text). */
 function dispatchKeysOf(ks: string): readonly string[] {
@@ -189,12 +185,6 @@ function dispatchKeysOf(ks: string): readonly string[] {
   return keys;
 }
 const DISPATCH_KEYS_CACHE = new Map<string, readonly string[]>();
-
-/** Whether `x` is among the first `n` items of `a`. */
-function inFirst<T>(a: readonly T[], n: number, x: T): boolean {
-  for (let i = 0; i < n; i++) if (a[i] === x) return true;
-  return false;
-}
 
 /** `variants:` (default `function`), duplicates dropped. */
 function readVariants(r: EntryReader): ("function" | "method")[] {
@@ -221,14 +211,13 @@ function readTags(r: EntryReader, validTags: ReadonlySet<string>): string[] {
     r.err("tags", "'tags' must be a tag or a list of tags");
     return [];
   }
-  let n = 0;
-  for (let i = 0; i < list.length; i++) {
-    const t = list[i];
+  const tags: string[] = [];
+  for (const t of list) {
     if (typeof t !== "string") r.err("tags", `tag ${JSON.stringify(t)} is not a string`);
     else if (validTags.size > 0 && !validTags.has(t)) r.err("tags", `illegal tag '${t}' (not in tags.yaml)`);
-    else if (!inFirst(scratchStrings, n, t)) scratchStrings[n++] = t;
+    else if (!tags.includes(t)) tags.push(t);
   }
-  return scratchStrings.slice(0, n);
+  return tags;
 }
 
 /** `structured_delegate:` an operator name. */
@@ -340,20 +329,18 @@ function readAutogen(r: EntryReader): OperatorName[] {
   const autogenText = (r.slots[K_AUTOGEN] === undefined ? null : r.str(K_AUTOGEN)) ?? "";
   if (autogenText === "") return [];
   const parts = autogenText.includes(", ") ? autogenText.split(", ") : [autogenText];
+  const names: OperatorName[] = [];
   let offset = 0;
-  let n = 0;
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i]!;
+  for (const part of parts) {
     try {
-      scratchNames[n++] = parseOperatorName(part);
+      names.push(parseOperatorName(part));
     } catch (x) {
-      n--;
       if (x instanceof SchemaParseError) r.err("autogen", x.reason, offset + x.col - 1);
       else throw x;
     }
     offset += part.length + 2;
   }
-  return scratchNames.slice(0, n);
+  return names;
 }
 
 /** `device_check:` ExactSame (default) or NoCheck. */
@@ -485,42 +472,16 @@ function impliedTags(
   kind: SchemaKind,
   validTags: ReadonlySet<string>,
 ): string[] {
-  const all = scratchStrings;
-  let n = tags.length;
-  for (let i = 0; i < n; i++) all[i] = tags[i]!;
-  n = addImplied(all, n, "pt2_compliant_tag", tags, validTags);
-  if (func.arguments.out.length > 0) n = addImplied(all, n, "out", tags, validTags);
-  if (kind === "inplace") n = addImplied(all, n, "inplace", tags, validTags);
-  sortStrings(all, n);
-  return all.slice(0, n);
-}
-
-/**
- * Sorts the first `n` items of `a` as Array.prototype.sort would (UTF-16 code
- * units): an insertion sort of a few tags is cheaper than the builtin on cold code.
- */
-function sortStrings(a: string[], n: number): void {
-  for (let i = 1; i < n; i++) {
-    const t = a[i]!;
-    let j = i;
-    for (; j > 0 && a[j - 1]! > t; j--) a[j] = a[j - 1]!;
-    a[j] = t;
-  }
-}
-
-/** Appends `t` to the first `n` items of `all` unless there or not a valid tag; returns the new count. */
-function addImplied(
-  all: string[],
-  n: number,
-  t: string,
-  tags: readonly string[],
-  validTags: ReadonlySet<string>,
-): number {
-  if (!(validTags.size === 0 || validTags.has(t))) return n;
-  // The implied tags differ from each other: only the entry's own tags can hold `t`.
-  if (tags.includes(t)) return n;
-  all[n] = t;
-  return n + 1;
+  const all = [...tags];
+  const add = (t: string) => {
+    // The implied tags differ from each other: only the entry's own tags can hold `t`.
+    if ((validTags.size === 0 || validTags.has(t)) && !tags.includes(t)) all.push(t);
+  };
+  add("pt2_compliant_tag");
+  if (func.arguments.out.length > 0) add("out");
+  if (kind === "inplace") add("inplace");
+  // Default sort: UTF-16 code units, as Python's sorted() on these ASCII names.
+  return all.sort();
 }
 
 // ---------------------------------------------------------------------------
@@ -769,7 +730,7 @@ function generateFunction(f: NativeFunction, k: "functional" | "out"): NativeFun
     if (t === "nondeterministic_seeded" || t === "view_copy" || t === "pt2_compliant_tag") allTags.push(t);
   }
   if (outKind) allTags.push("out");
-  sortStrings(allTags, allTags.length);
+  allTags.sort();
   return {
     name: operatorNameString(func.name),
     func,
