@@ -167,6 +167,26 @@ inline const char* embedding_backward(const refkTensor& gw, const refkTensor& gr
   return nullptr;
 }
 
+// refkBiasGelu (out, in, bias) and its gradient (grad_in, grad, in, bias):
+// one shape and one floating dtype; bias is NULL when absent.
+inline Verdict bias_gelu(bool backward, std::initializer_list<const refkTensor*> ts) {
+  const char* op = backward ? "bias_gelu_backward" : "bias_gelu";
+  const refkTensor* first = *ts.begin();
+  for (const refkTensor* t : ts) {
+    if (t != nullptr && (t->ndim < 0 || t->ndim > REFK_MAX_DIMS || !same_shape(*first, *t))) {
+      return backward ? "bias_gelu_backward: operands must have the output's shape"
+                      : "bias_gelu: operands must have the output's shape";
+    }
+  }
+  for (const refkTensor* t : ts) {
+    if (t != nullptr && t->dtype != first->dtype) {
+      return backward ? "bias_gelu_backward: operands must share one dtype" : "bias_gelu: operands must share one dtype";
+    }
+  }
+  if (!is_floating_dtype(first->dtype)) return Verdict::unsupported(op, first->dtype);
+  return {};
+}
+
 // src is NULL when a value is scattered.
 inline const char* scatter(const refkTensor& self, int32_t dim, const refkTensor& index, const refkTensor* src) {
   if (self.ndim != index.ndim || dim < 0 || dim >= self.ndim || !is_index_dtype(index.dtype) ||

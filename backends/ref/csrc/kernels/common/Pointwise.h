@@ -409,4 +409,33 @@ void with_fn(refkForeachOp op, double scalar, F&& f) {
 }
 
 }  // namespace foreach
+
+// ---- fused bias + GELU ------------------------------------------------------
+//
+// One element of refkBiasGelu and refkBiasGeluBackward, on element pointers
+// (b is NULL without a bias). x + bias is rounded to the storage type
+// before GELU sees it, as eager's gelu(self + bias) rounds the sum.
+namespace fused {
+
+template <class T>
+REFK_HOST_DEVICE inline opmath_t<T> biased(const char* x, const char* b) {
+  const T v = *reinterpret_cast<const T*>(x);
+  if (b == nullptr) return load(v);
+  return load(store<T>(load(v) + load(*reinterpret_cast<const T*>(b))));
+}
+
+template <class T>
+REFK_HOST_DEVICE inline T bias_gelu(const char* x, const char* b, bool tanh) {
+  const opmath_t<T> v = biased<T>(x, b);
+  return store<T>(tanh ? scalar::gelu_tanh(v) : scalar::gelu(v));
+}
+
+// grad_in = gelu'(x + bias) * grad.
+template <class T>
+REFK_HOST_DEVICE inline T bias_gelu_backward(const char* grad, const char* x, const char* b, bool tanh) {
+  const opmath_t<T> g = load(*reinterpret_cast<const T*>(grad)), v = biased<T>(x, b);
+  return store<T>(tanh ? scalar::gelu_tanh_backward(g, v) : scalar::gelu_backward(g, v));
+}
+
+}  // namespace fused
 }  // namespace refk

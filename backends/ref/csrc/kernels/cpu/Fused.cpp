@@ -1,10 +1,9 @@
 // Fused kernels of the CPU reference library behind backend.yaml's custom
 // operators: gelu(x + bias) and its gradient in one pass (the autograd: gelu
 // entry and fused_bias_gelu), and RMS norm in one pass over each row
-// (fused_rms_norm, Note [Row kernels] in Common.h). What a GELU element computes
-// is common/Pointwise.h's gelu and gelu_backward, shared with the CUDA
-// library; the sum is rounded to the storage type first, as eager's
-// gelu(self + bias) rounds it.
+// (fused_rms_norm, Note [Row kernels] in Common.h). What a GELU element
+// computes is common/Pointwise.h's fused::bias_gelu and
+// fused::bias_gelu_backward, shared with the CUDA library (cuda/Fused.cu).
 #include "kernels/common/Pointwise.h"
 #include "kernels/cpu/Common.h"
 
@@ -14,19 +13,6 @@ namespace {
 template <class T>
 using C = opmath_t<T>;
 
-// x + bias rounded to T (no bias: x).
-template <class T>
-C<T> biased(const char* x, const char* b) {
-  const T v = *reinterpret_cast<const T*>(x);
-  if (b == nullptr) return load(v);
-  return load(store<T>(load(v) + load(*reinterpret_cast<const T*>(b))));
-}
-
-template <class T>
-C<T> gelu_of(C<T> x, bool tanh) {
-  return tanh ? scalar::gelu_tanh(x) : scalar::gelu(x);
-}
-
 template <class T>
 refkStatus forward_typed(int threads, const refkTensor& out, const refkTensor& in, const refkTensor* bias, bool tanh) {
   if (bias == nullptr) {
@@ -34,7 +20,7 @@ refkStatus forward_typed(int threads, const refkTensor& out, const refkTensor& i
     const Loop<2> loop(ops);
     loop.run(threads, [&](char* const* p, const int64_t* s, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
-        *reinterpret_cast<T*>(p[0] + i * s[0]) = store<T>(gelu_of<T>(biased<T>(p[1] + i * s[1], nullptr), tanh));
+        *reinterpret_cast<T*>(p[0] + i * s[0]) = fused::bias_gelu<T>(p[1] + i * s[1], nullptr, tanh);
       }
     });
     return refkSuccess;
@@ -43,41 +29,34 @@ refkStatus forward_typed(int threads, const refkTensor& out, const refkTensor& i
   const Loop<3> loop(ops);
   loop.run(threads, [&](char* const* p, const int64_t* s, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
-      *reinterpret_cast<T*>(p[0] + i * s[0]) =
-          store<T>(gelu_of<T>(biased<T>(p[1] + i * s[1], p[2] + i * s[2]), tanh));
+      *reinterpret_cast<T*>(p[0] + i * s[0]) = fused::bias_gelu<T>(p[1] + i * s[1], p[2] + i * s[2], tanh);
     }
   });
   return refkSuccess;
 }
 
 template <class T>
-C<T> gelu_grad(C<T> g, C<T> x, bool tanh) {
-  return tanh ? scalar::gelu_tanh_backward(g, x) : scalar::gelu_backward(g, x);
-}
-
-template <class T>
 refkStatus backward_typed(int threads, const refkTensor& grad_in, const refkTensor& grad, const refkTensor& in,
                           const refkTensor* bias, bool tanh) {
-  auto row = [&](char* const* p, const int64_t* s, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      const C<T> g = load(*reinterpret_cast<const T*>(p[1] + i * s[1]));
-      const C<T> x = biased<T>(p[2] + i * s[2], bias == nullptr ? nullptr : p[3] + i * s[3]);
-      *reinterpret_cast<T*>(p[0] + i * s[0]) = store<T>(gelu_grad<T>(g, x, tanh));
-    }
-  };
   if (bias == nullptr) {
     const refkTensor* ops[3] = {&grad_in, &grad, &in};
     const Loop<3> loop(ops);
     loop.run(threads, [&](char* const* p, const int64_t* s, int64_t n) {
-      char* q[4] = {p[0], p[1], p[2], nullptr};
-      const int64_t t[4] = {s[0], s[1], s[2], 0};
-      row(q, t, n);
+      for (int64_t i = 0; i < n; ++i) {
+        *reinterpret_cast<T*>(p[0] + i * s[0]) =
+            fused::bias_gelu_backward<T>(p[1] + i * s[1], p[2] + i * s[2], nullptr, tanh);
+      }
     });
     return refkSuccess;
   }
   const refkTensor* ops[4] = {&grad_in, &grad, &in, bias};
   const Loop<4> loop(ops);
-  loop.run(threads, row);
+  loop.run(threads, [&](char* const* p, const int64_t* s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      *reinterpret_cast<T*>(p[0] + i * s[0]) =
+          fused::bias_gelu_backward<T>(p[1] + i * s[1], p[2] + i * s[2], p[3] + i * s[3], tanh);
+    }
+  });
   return refkSuccess;
 }
 
@@ -149,8 +128,7 @@ extern "C" refkStatus refkBiasGelu(const refkContext* ctx, const refkTensor* out
                                    const refkTensor* bias, int32_t tanh) {
   return guarded("bias_gelu", [&] {
     const refkTensor* b = bias != nullptr && bias->data != nullptr ? bias : nullptr;
-    if (auto s = b ? check_shapes("bias_gelu", {out, in, b}) : check_shapes("bias_gelu", {out, in})) return s;
-    if (auto s = check_dtypes("bias_gelu", {out, in, b})) return s;
+    if (auto s = checked(check::bias_gelu(false, {out, in, b}))) return s;
     const Access access({out, in, b});
     return dispatch(in->dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -164,11 +142,7 @@ extern "C" refkStatus refkBiasGeluBackward(const refkContext* ctx, const refkTen
                                            const refkTensor* in, const refkTensor* bias, int32_t tanh) {
   return guarded("bias_gelu_backward", [&] {
     const refkTensor* b = bias != nullptr && bias->data != nullptr ? bias : nullptr;
-    if (auto s = b ? check_shapes("bias_gelu_backward", {grad_in, grad, in, b})
-                   : check_shapes("bias_gelu_backward", {grad_in, grad, in})) {
-      return s;
-    }
-    if (auto s = check_dtypes("bias_gelu_backward", {grad_in, grad, in, b})) return s;
+    if (auto s = checked(check::bias_gelu(true, {grad_in, grad, in, b}))) return s;
     const Access access({grad_in, grad, in, b});
     return dispatch(in->dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;

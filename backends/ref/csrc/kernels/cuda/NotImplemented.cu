@@ -56,13 +56,6 @@ refkStatus refkEmbeddingBag(const refkContext*, const refkTensor*, const refkTen
 }
 
 
-refkStatus refkBiasGelu(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, int32_t) {
-  return not_implemented("refkBiasGelu");
-}
-refkStatus refkBiasGeluBackward(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*,
-                                const refkTensor*, int32_t) {
-  return not_implemented("refkBiasGeluBackward");
-}
 refkStatus refkRmsNorm(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, double) {
   return not_implemented("refkRmsNorm");
 }
