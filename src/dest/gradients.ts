@@ -24,7 +24,7 @@
  */
 import { functionProblem } from "../backend/custom.js";
 import type { BackendConfig } from "../backend/types.js";
-import { isTensorLike } from "../model/catalog.js";
+import { coreOverloads, isTensorLike } from "../model/catalog.js";
 import { schemaKind } from "../model/schema.js";
 import type { NativeFunction, OperatorCatalog, SchemaKind } from "../model/types.js";
 import type { Diagnostic, SourceLoc } from "../util/errors.js";
@@ -114,8 +114,8 @@ export function gradientReport(plan: Plan, catalog: OperatorCatalog): GradientRe
           : { name: `${c.device}::${o.name}`, source: "vendor", backward: o.backward },
     );
   }
-  for (const f of catalog.functions) {
-    if (!f.tags.includes("core") || seen.has(f.name) || !f.hasCompositeImplicitAutogradKernel) continue;
+  for (const f of coreOverloads(catalog)) {
+    if (seen.has(f.name) || !f.hasCompositeImplicitAutogradKernel) continue;
     if (schemaKind(f.func) === "out") continue;
     ops.push({ name: f.name, source: "composite" });
   }

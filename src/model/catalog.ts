@@ -71,6 +71,7 @@ function lazyCatalog(src: CatalogSources, lazy: LazyNativeFunctions, tags: reado
   let functions: readonly NativeFunction[] | null = null;
   let groups: readonly (NativeFunctionsGroup | NativeFunction)[] | null = null;
   let derivatives: ReadonlyMap<string, DerivativeInfo> | null = null;
+  let core: readonly string[] | null = null;
   return Object.freeze({
     torchVersion: src.version,
     get functions(): readonly NativeFunction[] {
@@ -95,6 +96,10 @@ function lazyCatalog(src: CatalogSources, lazy: LazyNativeFunctions, tags: reado
       return derivatives;
     },
     expect: (names: readonly string[]) => lazy.expect(names),
+    coreNames: () => {
+      core ??= Object.freeze(lazy.coreNames());
+      return core;
+    },
   });
 }
 
@@ -128,4 +133,10 @@ function assembleCatalog(src: CatalogSources, data: CatalogData): OperatorCatalo
       return derivatives;
     },
   });
+}
+
+/** The overloads tagged `core`, in file order (Note [Core without the whole catalog] in lazy.ts). */
+export function coreOverloads(catalog: OperatorCatalog): NativeFunction[] {
+  if (catalog.coreNames) return catalog.coreNames().map((n) => catalog.byName.get(n)!);
+  return catalog.functions.filter((f) => f.tags.includes("core"));
 }

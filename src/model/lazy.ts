@@ -157,6 +157,46 @@ export class LazyNativeFunctions {
   }
 
   /**
+   * Note [Core without the whole catalog]: gen needs the core-ATen overloads
+   * (the manifest's core_total, the autograd report's composite ones) but not
+   * the other ~2,400 entries, and asking `functions` for them builds every
+   * entry. An entry is core when its own `tags:` names core (torchgen adds
+   * core to no entry, and generated operators carry only their source's
+   * nondeterministic_seeded/view_copy), and torch writes `tags:` on one line,
+   * `tags: core` or `tags: [core, pointwise]`, maybe with a comment; so those
+   * lines decide. A `tags:` value of any other shape (a block list, quotes) makes
+   * this read the whole catalog instead, so the answer never depends on the
+   * shortcut.
+   */
+  coreNames(): string[] {
+    const lines = this.reader.lines;
+    const out: string[] = [];
+    for (let i = 0; i < this.names.length; i++) {
+      const end = i + 1 < this.lines.length ? this.lines[i + 1]! : lines.length;
+      for (let k = this.lines[i]! + 1; k < end; k++) {
+        const l = lines[k]!;
+        if (!l.startsWith("  tags:")) continue;
+        // A comment after the value (` # ...`) is no part of it.
+        const v = l
+          .slice("  tags:".length)
+          .replace(/\s#.*$/, "")
+          .trim();
+        let tags: string[];
+        if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(v)) tags = [v];
+        else if (/^\[[A-Za-z0-9_, ]*\]$/.test(v))
+          tags = v
+            .slice(1, -1)
+            .split(",")
+            .map((t) => t.trim());
+        else return this.all().functions.flatMap((f) => (f.tags.includes("core") ? [f.name] : []));
+        if (tags.includes("core")) out.push(this.names[i]!);
+        break;
+      }
+    }
+    return out;
+  }
+
+  /**
    * After a quarter of the buckets, a caller is probably walking the whole
    * file (a backend listing every operator): read the rest in one pass.
    */

@@ -204,4 +204,11 @@ export interface OperatorCatalog {
    * Changes no result.
    */
   readonly expect?: (names: readonly string[]) => void;
+  /**
+   * The names of the overloads tagged `core`, in file order, for a catalog
+   * that can say without building every entry (Note [Core without the whole
+   * catalog] in lazy.ts); coreOverloads() in catalog.ts falls back on
+   * `functions`.
+   */
+  readonly coreNames?: () => readonly string[];
 }

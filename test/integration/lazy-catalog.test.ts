@@ -103,6 +103,21 @@ describe("lazy catalog", () => {
     expect(lazy.fn("relu")).toEqual(e.functions.find((f) => f.name === "relu"));
   });
 
+  it("Note [Core without the whole catalog]: the core overloads from the tags: lines, equal to the eager reader's, still lazy", () => {
+    const validTags = new Set(parseTagsYaml(tags, torch.tagsYaml).map((t) => t.tag));
+    const lazy = LazyNativeFunctions.of(nf, torch.nativeFunctionsYaml, validTags)!;
+    const core = lazy.coreNames();
+    expect(lazy.isWhole).toBe(false);
+    expect(core).toEqual(eager().functions.flatMap((f) => (f.tags.includes("core") ? [f.name] : [])));
+    expect(core.length).toBeGreaterThan(150);
+    // A tags: value of another shape: the whole file is read instead, with the same answer.
+    const odd = nf.replace("  tags: [core, pointwise]", "  tags:\n  - core\n  - pointwise");
+    expect(odd).not.toBe(nf);
+    const other = LazyNativeFunctions.of(odd, torch.nativeFunctionsYaml, validTags)!;
+    expect(other.coreNames()).toEqual(core);
+    expect(other.isWhole).toBe(true);
+  });
+
   it("reports a bad entry when its operator is first asked for, with file:line:col", () => {
     const text = "- func: good(Tensor self) -> Tensor\n\n- func: bad(Tensor self) -> Tensor\n  tags: no_such_tag\n";
     const c = buildCatalog({ ...torch, nativeFunctionsYaml: "nf.yaml" }, text, tags);
