@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent setup for a fresh machine: npm deps (builds dist/ via prepare),
 # a Python virtualenv at .venv with the pinned torch and what the tests import,
-# and Debian's chromium for the HTML-report render test. Safe to re-run.
+# and Debian's chromium for the HTML-report render test and gdb for the debug
+# build's e2e test (the project README's gdb recipe). Safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,13 +30,14 @@ fi
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v ccache >/dev/null 2>&1 || need_apt+=(ccache)
+command -v gdb >/dev/null 2>&1 || need_apt+=(gdb)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "apt-get install ${need_apt[*]}"
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null) ||
-      say "warning: could not install ${need_apt[*]}; the HTML render test needs chromium and will fail without it (builds run without ccache)"
+      say "warning: could not install ${need_apt[*]}; the HTML render test needs chromium and the debug build's e2e test gdb, and they fail without them (builds run without ccache)"
   else
-    say "note: ${need_apt[*]} missing and not root; the HTML render test needs chromium (builds run without ccache)"
+    say "note: ${need_apt[*]} missing and not root; the HTML render test needs chromium and the debug build's e2e test gdb (builds run without ccache)"
   fi
 fi
 say "done"

@@ -9,9 +9,13 @@
  * 2. `build --sanitize address,undefined` + `test --sanitize`: a kernel that
  *    reads one byte past its input's storage, with right values, passes a
  *    normal run and is reported as a crash, with its frame, under ASan.
+ * 3. `build --debug`: -O0 -g reach the compile, and the project README's
+ *    gdb recipe, followed as written on a kernel that segfaults, gives a
+ *    backtrace that names the kernel's source file and line.
  *
- * One project serves both (each full compile costs minutes in CI); the
- * planted kernel is added after the wheel tests.
+ * One project serves all three (each full compile costs minutes in CI); the
+ * planted kernels are added after the wheel tests, and the release build
+ * that 2 compiled is reused by 3 (one more source file to compile).
  */
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -217,4 +221,113 @@ describe("build --sanitize, test --sanitize", () => {
     // the first frame is the line of the read
     expect(crash!.message).toMatch(/; #0 [^;]* csrc\/aten\/Planted\.cpp:14(;|$)/);
   }, 600_000);
+});
+
+/**
+ * A kernel that segfaults: it reads its input's device memory on the host,
+ * outside the kernel library's access window, which the CPU driver's
+ * protection (Note [Protected device memory]) turns into SIGSEGV, as a real
+ * device's memory would.
+ */
+const PLANTED_CRASH = `// Planted for the gdb e2e test: deg2rad reads device memory on the host.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+namespace {
+at::Tensor planted_deg2rad(const at::Tensor& self) {
+  at::Tensor out = at::deg2rad(self.cpu()).to(self.device());
+  if (self.storage().nbytes() > 0) {
+    const volatile char* device = static_cast<const volatile char*>(self.storage().data());
+    char first = device[0];  // the planted crash
+    (void)first;
+  }
+  return out;
+}
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("deg2rad", TORCH_FN(planted_deg2rad)); }
+`;
+const CRASH_LINE = PLANTED_CRASH.split("\n").findIndex((l) => l.includes("// the planted crash")) + 1;
+
+describe("build --debug, gdb on a crashing sample", () => {
+  const dir = project;
+  const manifest = path.join(work, "crash-manifest.json");
+  let debugSite = "";
+
+  beforeAll(async () => {
+    // Run alone (vitest -t), the wheel tests have not made the project.
+    if (!existsSync(path.join(dir, "backend.yaml"))) await ok(["init", dir, "--name", "shipw"]);
+    writeFileSync(path.join(dir, "csrc", "aten", "PlantedCrash.cpp"), PLANTED_CRASH);
+    const out = await ok(["build", dir, "--werror", "--debug"]);
+    debugSite = path.join(dir, ".opgen", "debug", "site");
+    expect(out).toContain(`into ${debugSite}`);
+    const m = JSON.parse(readFileSync(path.join(dir, "csrc", "generated", "op_manifest.json"), "utf8"));
+    m.operators.push({ name: "deg2rad", kind: "functional", core: false, view: false, served_by: "kernel" });
+    writeFileSync(manifest, JSON.stringify(m));
+  }, 3_600_000);
+
+  it("compiles with -O0 -g and no other optimization level, so the extension has debug info", async () => {
+    const ninja = readdirSync(path.join(dir, "build", "debug"), { recursive: true, encoding: "utf8" }).filter((f) =>
+      f.endsWith("build.ninja"),
+    );
+    expect(ninja).toHaveLength(1);
+    const text = readFileSync(path.join(dir, "build", "debug", ninja[0]!), "utf8");
+    const cflags = text
+      .split("\n")
+      .filter((l) => /^(cflags|post_cflags) = /.test(l))
+      .join(" ");
+    expect(cflags).toMatch(/(^| )-O0( |$)/);
+    expect(cflags).toMatch(/(^| )-g( |$)/);
+    expect(cflags.match(/(?:^| )-O(?:[1-3sz]|fast)?(?= |$)/g) ?? []).toEqual([]);
+    const so = readdirSync(path.join(debugSite, "torch_shipw")).find((f) => /^_C\..*\.so$/.test(f));
+    const sections = String((await execa("readelf", ["-S", "-W", path.join(debugSite, "torch_shipw", so!)])).stdout);
+    expect(sections).toMatch(/\.debug_info\b/);
+    expect(sections).toMatch(/\.debug_line\b/);
+  });
+
+  it("the README's recipe: the rerun line under gdb -batch on the debug build names the kernel's file and line", async () => {
+    // The crash, found by a conformance run (here on the debug build itself:
+    // a release build with the planted kernel would cost a compile more).
+    const r = await cli(
+      [
+        "test",
+        dir,
+        "--manifest",
+        manifest,
+        "--ops",
+        "deg2rad",
+        "--dtypes",
+        "float32",
+        "-j",
+        "1",
+        "--max-samples",
+        "2",
+        "--cache-dir",
+        cacheDir,
+      ],
+      { PYTHONPATH: debugSite },
+    );
+    const all = String(r.all);
+    expect(r.exitCode, all.slice(-3000)).toBe(1);
+    expect(all).toMatch(/^CRASH deg2rad float32 values: worker killed by SIGSEGV/m);
+    // "rerun one sample alone: PYTHONPATH='<dirs>' <python> -m opgen_conformance rerun --config ... --sample k"
+    const line = /rerun one sample alone: PYTHONPATH='([^']*)' (\S+) (-m opgen_conformance rerun .*)$/m.exec(all);
+    expect(line, all.slice(-3000)).not.toBeNull();
+    const [, rerunPath, rerunPython, rerunArgs] = line!;
+    // The recipe: the debug build first on PYTHONPATH, from outside the project.
+    const args = rerunArgs!.match(/'[^']*'|\S+/g)!.map((a) => a.replace(/^'(.*)'$/, "$1"));
+    const gdb = await execa("gdb", ["-batch", "-ex", "run", "-ex", "bt", "--args", rerunPython!, ...args], {
+      cwd: tmpdir(),
+      reject: false,
+      all: true,
+      env: { PYTHONPATH: `${debugSite}${path.delimiter}${rerunPath}` },
+      timeout: 600_000,
+    });
+    const trace = String(gdb.all);
+    expect(trace, trace.slice(-4000)).toMatch(/received signal SIGSEGV/);
+    // "#0  0x... in (anonymous namespace)::planted_deg2rad (self=...) at .../csrc/aten/PlantedCrash.cpp:10"
+    expect(trace, trace.slice(-4000)).toMatch(
+      new RegExp(`#0 .*planted_deg2rad[^\\n]* at \\S*csrc/aten/PlantedCrash\\.cpp:${CRASH_LINE}\\n`),
+    );
+  }, 900_000);
 });
