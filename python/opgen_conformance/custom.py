@@ -39,6 +39,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from .compare import DEFAULT_TOL
+from .tensors import as_leaves
 
 DTYPES = (torch.float32, torch.float64, torch.bfloat16)
 
@@ -154,13 +155,7 @@ def _compare_values(
     if not idx:
         return []
 
-    def leaves(vals: list) -> list:
-        out = list(vals)
-        for i in idx:
-            out[i] = out[i].detach().requires_grad_(True)
-        return out
-
-    cl = leaves(flat)
+    cl = as_leaves(flat, idx)
     ca, ck = tree_unflatten(cl, spec)
     couts = [o for o in _tensors(ref(*ca, **ck)) if o.requires_grad]
     if not couts:
@@ -168,7 +163,7 @@ def _compare_values(
     gen = torch.Generator().manual_seed(1)
     gos = [torch.randn(o.shape, dtype=o.dtype, generator=gen) for o in couts]
     cg = torch.autograd.grad(couts, [cl[i] for i in idx], gos, allow_unused=True)
-    dl = leaves(tree_flatten((dargs, dkw))[0])
+    dl = as_leaves(tree_flatten((dargs, dkw))[0], idx)
     da, dk = tree_unflatten(dl, spec)
     douts = [o for o in _tensors(op(*da, **dk)) if o.requires_grad]
     if len(douts) != len(couts):

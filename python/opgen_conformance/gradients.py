@@ -12,7 +12,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from .calls import Calls
 from .compare import MAX_MSG, Verdict, attempt, compare, short, tensors_in
 from .sample import Sample, derive_seed
-from .tensors import clone_tree
+from .tensors import as_leaves, clone_tree
 
 
 def gradients(calls: Calls, s: Sample, forward: dict[str, Verdict]) -> Verdict | None:
@@ -24,13 +24,7 @@ def gradients(calls: Calls, s: Sample, forward: dict[str, Verdict]) -> Verdict |
         return None
     base = [v for v in flat]
 
-    def leaves(vals: list) -> list:
-        out = list(vals)
-        for i in idx:
-            out[i] = out[i].detach().requires_grad_(True)
-        return out
-
-    cflat = leaves(base)
+    cflat = as_leaves(base, idx)
     ca, ckw = tree_unflatten(cflat, spec)
     cout, err = attempt(lambda: calls.reference(*ca, **ckw))
     if err is not None:
@@ -50,7 +44,7 @@ def gradients(calls: Calls, s: Sample, forward: dict[str, Verdict]) -> Verdict |
     # the forward verdicts go with the phase change: a crash in backward
     # must not lose what the forward checks already found
     calls.phase("gradients", forward)
-    dflat = leaves(list(calls.dev.to_device(base)))
+    dflat = as_leaves(list(calls.dev.to_device(base)), idx)
     da, dkw = tree_unflatten(dflat, spec)
     dout, err = attempt(lambda: calls.dev.call(calls.name, calls.op, da, dkw))
     if err is not None:

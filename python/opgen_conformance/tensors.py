@@ -65,3 +65,11 @@ def random_tensor(shape: tuple, dtype: torch.dtype, noncontig: bool = False) -> 
         return torch.empty(shape, dtype=dtype).uniform_(-3, 3) if not dtype.is_complex else torch.randn(shape, dtype=dtype)
     lo = 0 if dtype == torch.uint8 else -5
     return torch.randint(lo, 6, shape, dtype=dtype)
+
+
+def as_leaves(vals: list, idx: list[int]) -> list:
+    """`vals` with the tensors at `idx` detached into fresh leaves that require grad."""
+    out = list(vals)
+    for i in idx:
+        out[i] = out[i].detach().requires_grad_(True)
+    return out

@@ -87,6 +87,16 @@ inline int64_t offset_in(const refkTensor& t, int64_t i) {
   return off;
 }
 
+// Typed pointer to the element `off` elements into a tensor's data.
+template <class T>
+const T* data_at(const refkTensor& t, int64_t off) {
+  return static_cast<const T*>(t.data) + off;
+}
+template <class T>
+T* data_at_mut(const refkTensor& t, int64_t off) {
+  return static_cast<T*>(t.data) + off;
+}
+
 // ---- the loop planner ------------------------------------------------------
 
 // N operands of one shape (operand 0 is the output), as byte strides over

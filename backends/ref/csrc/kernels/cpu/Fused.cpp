@@ -71,14 +71,6 @@ refkStatus check_dtypes(const char* op, std::initializer_list<const refkTensor*>
   return refkSuccess;
 }
 
-template <class T>
-const T* at(const refkTensor& t, int64_t off) {
-  return static_cast<const T*>(t.data) + off;
-}
-template <class T>
-T* at_mut(const refkTensor& t, int64_t off) {
-  return static_cast<T*>(t.data) + off;
-}
 
 // One row per thread at a time: mean of squares (Note [Two-level sums]),
 // then x * rstd rounded to T, times the weight.
@@ -90,11 +82,11 @@ void rms_norm_typed(int threads, const refkTensor& out, const refkTensor& in, co
   parallel_for(M, std::max<int64_t>(1, kGrain / std::max<int64_t>(N, 1)), threads, [&](int64_t m0, int64_t m1) {
     C<T>* x = scratch<C<T>>(0, N);
     for (int64_t m = m0; m < m1; ++m) {
-      load_row(x, at<T>(in, m * in.strides[0]), src);
+      load_row(x, data_at<T>(in, m * in.strides[0]), src);
       const double ms = lane_sum<C<T>>(N, [&](int64_t i) { return x[i] * x[i]; }) / static_cast<double>(N);
       const C<T> r = C<T>(1.0 / std::sqrt(ms + eps));
       for (int64_t i = 0; i < N; ++i) x[i] = load(store<T>(x[i] * r)) * w[static_cast<size_t>(i)];
-      store_row(at_mut<T>(out, m * out.strides[0]), dst, x);
+      store_row(data_at_mut<T>(out, m * out.strides[0]), dst, x);
     }
   });
 }

@@ -98,14 +98,6 @@ void store_rows(T* dst, int64_t n, int64_t step, int64_t nb, const C* src) {
   }
 }
 
-template <class T>
-const T* at(const refkTensor& t, int64_t off) {
-  return static_cast<const T*>(t.data) + off;
-}
-template <class T>
-T* at_mut(const refkTensor& t, int64_t off) {
-  return static_cast<T*>(t.data) + off;
-}
 
 // ---- softmax ---------------------------------------------------------------
 
@@ -118,7 +110,7 @@ void softmax(int threads, const refkTensor& out, const refkTensor& in, int dim, 
   const bool round_sum = norm::log_softmax_rounds_sum<T>(in.ndim, dim);
   rows.run(threads, [&](const int64_t* off, int64_t nb) {
     C* block = scratch<C>(0, n * nb);
-    load_rows(block, at<T>(in, off[1]), n, rows.shape[1].stride, nb);
+    load_rows(block, data_at<T>(in, off[1]), n, rows.shape[1].stride, nb);
     for (int64_t r = 0; r < nb; ++r) {
       C* x = block + r * n;
       const C mx = lane_max(x, n);
@@ -134,7 +126,7 @@ void softmax(int threads, const refkTensor& out, const refkTensor& in, int dim, 
         for (int64_t i = 0; i < n; ++i) x[i] *= inv;
       }
     }
-    store_rows(at_mut<O>(out, off[0]), n, rows.shape[0].stride, nb, block);
+    store_rows(data_at_mut<O>(out, off[0]), n, rows.shape[0].stride, nb, block);
   });
 }
 
@@ -148,8 +140,8 @@ void softmax_backward(int threads, const refkTensor& grad_in, const refkTensor& 
   rows.run(threads, [&](const int64_t* off, int64_t nb) {
     C* gs = scratch<C>(0, n * nb);
     C* ys = scratch<C>(1, n * nb);
-    load_rows(gs, at<T>(grad, off[1]), n, rows.shape[1].stride, nb);
-    load_rows(ys, at<T>(out, off[2]), n, rows.shape[2].stride, nb);
+    load_rows(gs, data_at<T>(grad, off[1]), n, rows.shape[1].stride, nb);
+    load_rows(ys, data_at<T>(out, off[2]), n, rows.shape[2].stride, nb);
     for (int64_t r = 0; r < nb; ++r) {
       C* g = gs + r * n;
       C* y = ys + r * n;
@@ -162,7 +154,7 @@ void softmax_backward(int threads, const refkTensor& grad_in, const refkTensor& 
         for (int64_t i = 0; i < n; ++i) g[i] = norm::softmax_grad(g[i], y[i], s);
       }
     }
-    store_rows(at_mut<O>(grad_in, off[0]), n, rows.shape[0].stride, nb, gs);
+    store_rows(data_at_mut<O>(grad_in, off[0]), n, rows.shape[0].stride, nb, gs);
   });
 }
 
@@ -200,13 +192,13 @@ void layer_norm(int threads, const refkTensor& out, const refkTensor& mean, cons
   parallel_for(M, std::max<int64_t>(1, kGrain / std::max<int64_t>(N, 1)), threads, [&](int64_t m0, int64_t m1) {
     C* x = scratch<C>(0, N);
     for (int64_t m = m0; m < m1; ++m) {
-      load_row(x, at<T>(in, m * in.strides[0]), row_of(in));
+      load_row(x, data_at<T>(in, m * in.strides[0]), row_of(in));
       double mu, var;
       moments(x, N, mu, var);
       const double r = rstd_of(var, eps);
       normalize(x, N, C(mu), C(r));
       for (int64_t i = 0; i < N; ++i) x[i] = norm::affine(x[i], w[i], b[i]);
-      store_row(at_mut<T>(out, m * out.strides[0]), row_of(out), x);
+      store_row(data_at_mut<T>(out, m * out.strides[0]), row_of(out), x);
       store_any(mean, m * mean.strides[0], mu);
       store_any(rstd, m * rstd.strides[0], r);
     }
@@ -230,12 +222,12 @@ void layer_norm_backward(int threads, const refkTensor& grad_in, const refkTenso
       C* g = scratch<C>(0, N);
       C* x = scratch<C>(1, N);
       for (int64_t m = m0; m < m1; ++m) {
-        load_row(g, at<T>(grad, m * grad.strides[0]), row_of(grad));
-        load_row(x, at<T>(in, m * in.strides[0]), row_of(in));
+        load_row(g, data_at<T>(grad, m * grad.strides[0]), row_of(grad));
+        load_row(x, data_at<T>(in, m * in.strides[0]), row_of(in));
         normalize(x, N, mu[m], rs[m]);
         for (int64_t i = 0; i < N; ++i) g[i] *= w[i];
         normalize_backward(g, x, N, rs[m]);
-        store_row(at_mut<T>(grad_in, m * grad_in.strides[0]), row_of(grad_in), g);
+        store_row(data_at_mut<T>(grad_in, m * grad_in.strides[0]), row_of(grad_in), g);
       }
     });
   }
@@ -249,8 +241,8 @@ void layer_norm_backward(int threads, const refkTensor& grad_in, const refkTenso
                    const int64_t j0 = blk * kBlock, len = std::min(kBlock, N - j0);
                    for (int64_t j = 0; j < len; ++j) dw[j] = db[j] = 0;
                    for (int64_t m = 0; m < M; ++m) {
-                     const T* g = at<T>(grad, m * grad.strides[0] + j0 * grad.strides[1]);
-                     const T* x = at<T>(in, m * in.strides[0] + j0 * in.strides[1]);
+                     const T* g = data_at<T>(grad, m * grad.strides[0] + j0 * grad.strides[1]);
+                     const T* x = data_at<T>(in, m * in.strides[0] + j0 * in.strides[1]);
                      for (int64_t j = 0; j < len; ++j) {
                        const C gv = load(g[j * grad.strides[1]]);
                        dw[j] += static_cast<double>(gv * norm::normalized(C(load(x[j * in.strides[1]])), mu[m], rs[m]));
@@ -282,7 +274,7 @@ void group_norm(int threads, const refkTensor& out, const refkTensor& mean, cons
                  C* x = scratch<C>(0, D * HW);
                  for (int64_t r = r0; r < r1; ++r) {
                    const int64_t n = r / G, g = r % G, c0 = g * D;
-                   load_row(x, at<T>(in, group_offset(in, n, c0)), group_of(in, D));
+                   load_row(x, data_at<T>(in, group_offset(in, n, c0)), group_of(in, D));
                    double mu, var;
                    moments(x, D * HW, mu, var);
                    const double rs = rstd_of(var, eps);
@@ -292,7 +284,7 @@ void group_norm(int threads, const refkTensor& out, const refkTensor& mean, cons
                      const C shift = norm::affine_shift(C(mu), scale, b[c0 + c]);
                      for (int64_t i = c * HW; i < (c + 1) * HW; ++i) x[i] = x[i] * scale + shift;
                    }
-                   store_row(at_mut<T>(out, group_offset(out, n, c0)), group_of(out, D), x);
+                   store_row(data_at_mut<T>(out, group_offset(out, n, c0)), group_of(out, D), x);
                    store_any(mean, n * mean.strides[0] + g * mean.strides[1], mu);
                    store_any(rstd, n * rstd.strides[0] + g * rstd.strides[1], rs);
                  }
@@ -316,8 +308,8 @@ void group_norm_backward(int threads, const refkTensor& grad_in, const refkTenso
                    const int64_t n = r / G, gi = r % G, c0 = gi * D;
                    const C mu = C(load_any(mean, n * mean.strides[0] + gi * mean.strides[1]));
                    const C rs = C(load_any(rstd, n * rstd.strides[0] + gi * rstd.strides[1]));
-                   load_row(g, at<T>(grad, group_offset(grad, n, c0)), group_of(grad, D));
-                   load_row(x, at<T>(in, group_offset(in, n, c0)), group_of(in, D));
+                   load_row(g, data_at<T>(grad, group_offset(grad, n, c0)), group_of(grad, D));
+                   load_row(x, data_at<T>(in, group_offset(in, n, c0)), group_of(in, D));
                    normalize(x, D * HW, mu, rs);
                    for (int64_t c = 0; c < D; ++c) {
                      const C* gc = g + c * HW;
@@ -330,7 +322,7 @@ void group_norm_backward(int threads, const refkTensor& grad_in, const refkTenso
                      for (int64_t i = c * HW; i < (c + 1) * HW; ++i) g[i] *= w[c0 + c];
                    }
                    normalize_backward(g, x, D * HW, rs);
-                   store_row(at_mut<T>(grad_in, group_offset(grad_in, n, c0)), group_of(grad_in, D), g);
+                   store_row(data_at_mut<T>(grad_in, group_offset(grad_in, n, c0)), group_of(grad_in, D), g);
                  }
                });
   for (int64_t c = 0; c < Ch; ++c) {
@@ -356,7 +348,7 @@ void batch_norm(int threads, const refkTensor& out, const refkTensor& save_mean,
   parallel_for(Ch, std::max<int64_t>(1, kGrain / std::max<int64_t>(count, 1)), threads, [&](int64_t c0, int64_t c1) {
     C* x = scratch<C>(0, count);
     for (int64_t c = c0; c < c1; ++c) {
-      load_row(x, at<T>(in, c * in.strides[1]), channel_of(in));
+      load_row(x, data_at<T>(in, c * in.strides[1]), channel_of(in));
       double mu, invstd;
       if (training) {
         double var;
@@ -384,7 +376,7 @@ void batch_norm(int threads, const refkTensor& out, const refkTensor& save_mean,
       // ATen's form: x * scale + shift.
       const C scale = norm::affine_scale(C(invstd), w[c]), shift = norm::affine_shift(C(mu), scale, b[c]);
       for (int64_t i = 0; i < count; ++i) x[i] = x[i] * scale + shift;
-      store_row(at_mut<T>(out, c * out.strides[1]), channel_of(out), x);
+      store_row(data_at_mut<T>(out, c * out.strides[1]), channel_of(out), x);
     }
   });
 }
@@ -409,8 +401,8 @@ void batch_norm_backward(int threads, const refkTensor& grad_in, const refkTenso
         mu = C(load_any(running_mean, c * running_mean.strides[0]));
         invstd = C(rstd_of(load_any(running_var, c * running_var.strides[0]), eps));
       }
-      load_row(g, at<T>(grad, c * grad.strides[1]), channel_of(grad));
-      load_row(x, at<T>(in, c * in.strides[1]), channel_of(in));
+      load_row(g, data_at<T>(grad, c * grad.strides[1]), channel_of(grad));
+      load_row(x, data_at<T>(in, c * in.strides[1]), channel_of(in));
       normalize(x, count, mu, invstd);
       if (grad_weight.data) {
         store_any(grad_weight, c * grad_weight.strides[0], lane_sum<C>(count, [&](int64_t i) { return g[i] * x[i]; }));
@@ -423,7 +415,7 @@ void batch_norm_backward(int threads, const refkTensor& grad_in, const refkTenso
       } else {
         for (int64_t i = 0; i < count; ++i) g[i] *= invstd;
       }
-      store_row(at_mut<T>(grad_in, c * grad_in.strides[1]), channel_of(grad_in), g);
+      store_row(data_at_mut<T>(grad_in, c * grad_in.strides[1]), channel_of(grad_in), g);
     }
   });
 }
