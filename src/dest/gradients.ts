@@ -63,7 +63,8 @@ export function gradientReport(plan: Plan, catalog: OperatorCatalog): GradientRe
   const ops: GradientEntry[] = [];
   const warnings: Diagnostic[] = [];
   const seen = new Set<string>();
-  const derivatives = catalog.derivatives;
+  // Which operators have a formula: the names alone (Note [Formula names first]).
+  const derivatives = catalog.derivativeNames;
   // Each served overload with the kind the plan gave it (runtime functions
   // are not registrations: their kind is read here).
   const served: { readonly f: NativeFunction; readonly kind: SchemaKind }[] = [

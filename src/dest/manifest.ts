@@ -43,34 +43,42 @@ export interface Manifest {
   readonly operators: readonly ManifestOperator[];
 }
 
-/** What the manifest says of an overload whoever serves it. */
-function describeOverload(f: NativeFunction) {
+const isView = (f: NativeFunction) => f.func.returns.some((x) => x.annotation !== null && !x.annotation.isWrite);
+
+/**
+ * One manifest line. A single object literal, keys in the manifest's order:
+ * gen builds one per registered overload (~3,000 with every operator), and
+ * V8 without its optimizing tiers (Note [No optimizing JIT for gen]) copies
+ * a spread object key by key.
+ */
+function entry(
+  f: NativeFunction,
+  kind: string,
+  servedBy: string,
+  kernel: string,
+  autograd: boolean,
+  symint: boolean,
+): ManifestOperator {
   return {
     name: f.name,
     schema: f.funcText,
-    kind: schemaKind(f.func),
-    tags: [...f.tags].sort(cmp),
+    kind,
+    tags: f.tags.length < 2 ? f.tags.slice() : [...f.tags].sort(cmp),
     core: f.tags.includes("core"),
+    served_by: servedBy,
+    kernel,
+    autograd,
+    symint,
+    view: isView(f),
   };
 }
 
-const isView = (f: NativeFunction) => f.func.returns.some((x) => x.annotation !== null && !x.annotation.isWrite);
-
-function operator(r: Registration): ManifestOperator {
-  return {
-    ...describeOverload(r.f),
-    served_by: r.servedBy,
-    kernel: r.kernel.sig.name,
-    autograd: r.autograd,
-    symint: r.kernel.symint,
-    view: isView(r.f),
-  };
-}
+const operator = (r: Registration): ManifestOperator =>
+  entry(r.f, r.kind, r.servedBy, r.kernel.sig.name, r.autograd, r.kernel.symint);
 
 /** An overload the project's runtime registers (Note [Runtime operators] in src/backend/load.ts). */
-function runtimeOperator(f: NativeFunction): ManifestOperator {
-  return { ...describeOverload(f), served_by: "runtime", kernel: "", autograd: false, symint: false, view: isView(f) };
-}
+const runtimeOperator = (f: NativeFunction): ManifestOperator =>
+  entry(f, schemaKind(f.func), "runtime", "", false, false);
 
 export function buildManifest(plan: Plan): Manifest {
   const c = plan.config;

@@ -9,12 +9,12 @@
  * only when an operator of its group is first asked for (Note [Lazy catalog]
  * in lazy.ts: a cold `gen` of the core-ATen set parses ~1/5 of the file),
  * memoizes per YAML path, and leaves derivatives.yaml until
- * `catalog.derivatives` is first read. The model never writes anywhere.
+ * it is first asked for (Note [Formula names first]). The model never writes
+ * anywhere.
  */
-import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { TorchInstall } from "../torch/discover.js";
-import { parseDerivativesYaml } from "./derivatives.js";
+import { Formulas } from "./derivatives.js";
 import { LazyMap, LazyNativeFunctions } from "./lazy.js";
 import { groupFunctions, isGroup, parseNativeFunctionsYaml } from "./native.js";
 import { parseTagsYaml } from "./tags.js";
@@ -70,7 +70,7 @@ export function buildCatalog(src: CatalogSources, nativeFunctionsText: string, t
 function lazyCatalog(src: CatalogSources, lazy: LazyNativeFunctions, tags: readonly TagInfo[]): OperatorCatalog {
   let functions: readonly NativeFunction[] | null = null;
   let groups: readonly (NativeFunctionsGroup | NativeFunction)[] | null = null;
-  let derivatives: ReadonlyMap<string, DerivativeInfo> | null = null;
+  const formulas = new Formulas(src.derivativesYaml);
   let core: readonly string[] | null = null;
   return Object.freeze({
     torchVersion: src.version,
@@ -92,8 +92,10 @@ function lazyCatalog(src: CatalogSources, lazy: LazyNativeFunctions, tags: reado
     ),
     tags: Object.freeze([...tags]),
     get derivatives(): ReadonlyMap<string, DerivativeInfo> {
-      derivatives ??= parseDerivativesYaml(readFileSync(src.derivativesYaml, "utf8"), src.derivativesYaml);
-      return derivatives;
+      return formulas.derivatives;
+    },
+    get derivativeNames(): ReadonlySet<string> {
+      return formulas.names;
     },
     expect: (names: readonly string[]) => lazy.expect(names),
     coreNames: () => {
@@ -119,7 +121,7 @@ function assembleCatalog(src: CatalogSources, data: CatalogData): OperatorCatalo
     if (!isGroup(g)) continue;
     for (const f of groupFunctions(g)) groupOf.set(f.name, g);
   }
-  let derivatives: ReadonlyMap<string, DerivativeInfo> | null = null;
+  const formulas = new Formulas(src.derivativesYaml);
   return Object.freeze({
     torchVersion: src.version,
     functions: Object.freeze([...functions]),
@@ -127,10 +129,11 @@ function assembleCatalog(src: CatalogSources, data: CatalogData): OperatorCatalo
     groups: Object.freeze([...groups]),
     groupOf,
     tags: Object.freeze([...tags]),
-    // derivatives.yaml (~190 KB) is read only when asked for.
     get derivatives(): ReadonlyMap<string, DerivativeInfo> {
-      derivatives ??= parseDerivativesYaml(readFileSync(src.derivativesYaml, "utf8"), src.derivativesYaml);
-      return derivatives;
+      return formulas.derivatives;
+    },
+    get derivativeNames(): ReadonlySet<string> {
+      return formulas.names;
     },
   });
 }

@@ -91,6 +91,8 @@ export class LazyNativeFunctions {
   /** Per file entry: its 0-based line and full operator name. */
   private readonly lines: number[] = [];
   private readonly names: string[] = [];
+  /** Per file entry: the 0-based line of its first `  tags:` line, -1 when it has none. */
+  private readonly tagLines: number[] = [];
   /** Name of a file entry -> its index. */
   private readonly fileIndex = new Map<string, number>();
   /** Bucket key -> file indices, in file order. */
@@ -130,7 +132,13 @@ export class LazyNativeFunctions {
       if (c !== 45 /* - */) {
         // Inside an entry (checked when it is read), blank, or a comment; before
         // the first entry only blank lines and comments may stand.
-        if (c === 32 && (seenEntry || reader.indentAt(k) === -1)) continue;
+        if (c === 32 && (seenEntry || reader.indentAt(k) === -1)) {
+          // The entry's tags line, for coreNames (Note [Core without the whole catalog]).
+          if (l.charCodeAt(2) === 116 /* t */ && seenEntry && self.tagLines[self.tagLines.length - 1] === -1) {
+            if (l.startsWith("  tags:")) self.tagLines[self.tagLines.length - 1] = k;
+          }
+          continue;
+        }
         if (Number.isNaN(c) || c === 35 /* # */) continue;
         return null; // tab, or content at column 0 that is not an entry: the eager reader says what is wrong
       }
@@ -148,6 +156,7 @@ export class LazyNativeFunctions {
       const key = bucketOf(name) ?? name;
       self.lines.push(k);
       self.names.push(name);
+      self.tagLines.push(-1);
       self.bucketKeys.push(key);
       const b = self.buckets.get(key);
       if (b) b.push(i);
@@ -164,7 +173,8 @@ export class LazyNativeFunctions {
    * core to no entry, and generated operators carry only their source's
    * nondeterministic_seeded/view_copy), and torch writes `tags:` on one line,
    * `tags: core` or `tags: [core, pointwise]`, maybe with a comment; so those
-   * lines decide. A `tags:` value of any other shape (a block list, quotes) makes
+   * lines decide (of() notes each entry's first one while it indexes the file).
+   * A `tags:` value of any other shape (a block list, quotes) makes
    * this read the whole catalog instead, so the answer never depends on the
    * shortcut.
    */
@@ -172,26 +182,21 @@ export class LazyNativeFunctions {
     const lines = this.reader.lines;
     const out: string[] = [];
     for (let i = 0; i < this.names.length; i++) {
-      const end = i + 1 < this.lines.length ? this.lines[i + 1]! : lines.length;
-      for (let k = this.lines[i]! + 1; k < end; k++) {
-        const l = lines[k]!;
-        if (!l.startsWith("  tags:")) continue;
-        // A comment after the value (` # ...`) is no part of it.
-        const v = l
-          .slice("  tags:".length)
-          .replace(/\s#.*$/, "")
-          .trim();
-        let tags: string[];
-        if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(v)) tags = [v];
-        else if (/^\[[A-Za-z0-9_, ]*\]$/.test(v))
-          tags = v
-            .slice(1, -1)
-            .split(",")
-            .map((t) => t.trim());
-        else return this.all().functions.flatMap((f) => (f.tags.includes("core") ? [f.name] : []));
-        if (tags.includes("core")) out.push(this.names[i]!);
-        break;
-      }
+      const k = this.tagLines[i]!;
+      if (k < 0) continue;
+      // A comment after the value (` # ...`) is no part of it.
+      const v = lines[k]!.slice("  tags:".length)
+        .replace(/\s#.*$/, "")
+        .trim();
+      let tags: string[];
+      if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(v)) tags = [v];
+      else if (/^\[[A-Za-z0-9_, ]*\]$/.test(v))
+        tags = v
+          .slice(1, -1)
+          .split(",")
+          .map((t) => t.trim());
+      else return this.all().functions.flatMap((f) => (f.tags.includes("core") ? [f.name] : []));
+      if (tags.includes("core")) out.push(this.names[i]!);
     }
     return out;
   }

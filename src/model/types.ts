@@ -196,6 +196,11 @@ export interface OperatorCatalog {
   readonly groupOf: ReadonlyMap<string, NativeFunctionsGroup>;
   /** Full operator names that carry a derivatives.yaml formula (by schema name match). */
   readonly derivatives: ReadonlyMap<string, DerivativeInfo>;
+  /**
+   * The keys of `derivatives`, read without the rest of each entry (Note
+   * [Formula names first] in src/model/derivatives.ts).
+   */
+  readonly derivativeNames: ReadonlySet<string>;
   readonly tags: readonly TagInfo[];
   /**
    * A hint, before point lookups: these operator names are about to be asked

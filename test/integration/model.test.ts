@@ -13,11 +13,13 @@ import { parse as parseYaml } from "yaml";
 const PYYAML = { version: "1.1" } as const;
 
 import { loadCatalog } from "../../src/model/catalog.js";
+import { parseDerivativesYaml } from "../../src/model/derivatives.js";
 import { groupNativeFunctions, isGroup, parseNativeFunctionsYaml } from "../../src/model/native.js";
 import { operatorNameString, parseSchema, printSchema, schemaKind, signatureKey } from "../../src/model/schema.js";
 import type { NativeFunction, OperatorCatalog } from "../../src/model/types.js";
 import { discoverTorch, type TorchInstall } from "../../src/torch/discover.js";
 import { UserError } from "../../src/util/errors.js";
+import { scanDerivativeNames } from "../../src/yaml/derivatives.js";
 import { readYamlList } from "../../src/yaml/operators.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -362,5 +364,18 @@ describe("derivatives.yaml", () => {
       expect(got.get(name.slice(0, name.indexOf("(")).trim())?.outputDifferentiability, name).toEqual(flags);
     }
     expect(got.get("log_sigmoid_forward")?.outputDifferentiability).toEqual([true, false]);
+  });
+
+  it("names the same operators from the `- name:` lines alone (Note [Formula names first])", () => {
+    const text = readFileSync(torch.derivativesYaml, "utf8");
+    const want = [...parseDerivativesYaml(text, torch.derivativesYaml).keys()].sort();
+    expect([...scanDerivativeNames(text)].sort()).toEqual(want);
+    expect([...catalog.derivativeNames].sort()).toEqual(want);
+    // The edges of the line scan: an entry on the first line, a comment, CRLF, no trailing newline.
+    const edge =
+      "- name: a.T(Tensor self) -> Tensor  # c\r\n  self: grad\r\n\n- name: b # no schema\n  x: y\n- name: c(Tensor s) -> Tensor";
+    expect([...scanDerivativeNames(edge)]).toEqual([...parseDerivativesYaml(edge, "e.yaml").keys()]);
+    expect([...scanDerivativeNames(edge)]).toEqual(["a.T", "b", "c"]);
+    expect(scanDerivativeNames("# only a comment\n").size).toBe(0);
   });
 });

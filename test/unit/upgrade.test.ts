@@ -84,6 +84,7 @@ function editCatalog(
     groupOf,
     tags: base.tags,
     derivatives: base.derivatives,
+    derivativeNames: base.derivativeNames,
   };
 }
 
