@@ -2,7 +2,8 @@
 /**
  * Benchmark: what `gen`'s cold start pays for each piece it avoids or defers
  * (Note [Cold start] in src/cli/main.ts): importing the `yaml` package,
- * Handlebars' compiler vs its single-file runtime, commander, the torch probe
+ * Handlebars (its compiler, and its single-file runtime: gen loads neither,
+ * Note [C++ printer]), commander, the torch probe
  * (a Python process that does not import torch) vs `import torch`, and
  * reading native_functions.yaml with the `yaml` package vs src/yaml's reader.
  * Each figure is the median wall time of fresh Node processes.

@@ -12,8 +12,9 @@
  * Note [Cold start]: `gen` is one short, cold process, so what it imports and
  * starts decides most of its time: it starts the torch probe (a Python
  * process that does not import torch) before anything else, reads both kinds
- * of YAML with src/yaml's line readers instead of the `yaml` package, renders
- * templates with Handlebars' single-file runtime, and defers everything else
+ * of YAML with src/yaml's line readers instead of the `yaml` package, prints
+ * C++ with its own printer (Note [C++ printer]), not a template engine, and
+ * defers everything else
  * to the commands that need it. bench/cold-load.mjs measures what each of
  * these costs; bench/gen.mjs measures gen against torchgen. Comments cite this
  * Note rather than figures.

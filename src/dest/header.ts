@@ -7,7 +7,7 @@
 import path from "node:path";
 import { assertNever } from "../util/errors.js";
 import type { Plan } from "./plan.js";
-import { render } from "./templates.js";
+import { CppFile } from "./printer.js";
 
 export function headerFileName(plan: Plan): string {
   return `${plan.config.backend}NativeFunctions.h`;
@@ -45,12 +45,16 @@ export function emitHeader(plan: Plan, banner: string): string {
     default:
       return assertNever(home, "kernel home");
   }
-  return render("NativeFunctions.h.hbs", {
-    banner,
-    about,
-    cppNamespace: c.cppNamespace,
-    structOpen,
-    structClose,
-    declarations: plan.declarations,
-  });
+  const f = new CppFile()
+    .line("#pragma once")
+    .line()
+    .comment(banner, "")
+    .comment(...about);
+  f.line().comment("clang-format off").line();
+  f.include("<ATen/Tensor.h>").includesHere().line();
+  f.line(`namespace ${c.cppNamespace} {`).line();
+  for (const l of structOpen) f.line(l).line();
+  f.lines(plan.declarations);
+  for (const l of structClose) f.line().line(l);
+  return f.line().line(`} // namespace ${c.cppNamespace}`).toString();
 }

@@ -34,7 +34,8 @@ import {
   type Registration,
   wrapperName,
 } from "./plan.js";
-import { cppSource, render } from "./templates.js";
+import { CppFile } from "./printer.js";
+import { cppSource } from "./sources.js";
 
 export interface WrapperFn {
   readonly name: string;
@@ -47,7 +48,7 @@ export interface RegisterModel {
   readonly header: string;
   readonly includes: readonly string[];
   /**
-   * Note [Derived helpers defined once] (templates/DerivedDecls.cpp.hbs): the
+   * Note [Derived helpers defined once] (derivedDecls below): the
    * helpers derived overloads share, in `<cpp_namespace>::opgen_derived`:
    * declared in every file that uses them, defined (`defs`) only in the
    * backend key's file. Zero or one block.
@@ -91,7 +92,7 @@ function kernelScope(config: BackendConfig): string {
   }
 }
 
-/** The C++ OutDtype enumerator for a rule (templates/DerivedDecls.cpp.hbs). */
+/** The C++ OutDtype enumerator for a rule (templates/cpp/DerivedDecls.h). */
 function outDtypeC(rule: OutDtype): string {
   switch (rule) {
     case "castable":
@@ -444,7 +445,7 @@ function registerModel(
       ? [
           {
             open: `namespace ${ns} {`,
-            decls: render("DerivedDecls.cpp.hbs", { backend: plan.config.backend }).trimEnd(),
+            decls: derivedDecls(plan.config.backend).trimEnd(),
             defs: defs.map((d) => d.trimEnd()),
             close: `} // namespace ${ns}`,
           },
@@ -462,4 +463,57 @@ function registerModel(
     wrappers: body.wrappers,
     registrations: body.registrations,
   };
+}
+
+/**
+ * The declarations of the derived overloads' shared helpers
+ * (templates/cpp/DerivedDecls.h), under the note that says why they are
+ * declared in every registration file and defined in one.
+ */
+export function derivedDecls(backend: string): string {
+  return new CppFile()
+    .comment(
+      "Note [Derived helpers defined once]: the helpers that derived overloads",
+      `share are defined in one translation unit (Register${backend}.cpp) and`,
+      "declared here, so a backend with autograd registrations does not compile",
+      "them twice. The defining file sees these declarations too, so the compiler",
+      "checks that both agree.",
+    )
+    .toString()
+    .concat(cppSource("DerivedDecls.h"));
+}
+
+/** Register<Key>.cpp from its model. */
+export function printRegister(m: RegisterModel, backend: string, headerName: string): string {
+  const f = new CppFile().comment(
+    m.header,
+    "",
+    `Registers the ${backend} kernels declared in ${headerName} on the`,
+    `${m.dispatchKey} dispatch key. Kernels are registered as plain function`,
+    "pointers; typed wrappers exist only where they add a device check/guard or",
+    "derive an inplace/mutable overload; derived out= overloads (and functional",
+    "ones under use_out_as_primary) share one boxed kernel.",
+  );
+  f.comment(...m.notes)
+    .line()
+    .comment("clang-format off")
+    .line();
+  f.include(...m.includes)
+    .includesHere()
+    .line();
+  for (const b of m.helperBlocks) {
+    f.line(b.open).line().lines([b.decls]);
+    for (const d of b.defs) f.line().lines([d]);
+    f.line().line(b.close).line();
+  }
+  f.line("namespace {").line();
+  for (const u of m.usings) f.line(u).line();
+  for (const w of m.wrappers) {
+    f.line(`${w.signature} {`);
+    for (const l of w.body) f.line(`  ${l}`);
+    f.line("}").line();
+  }
+  f.line(`TORCH_LIBRARY_IMPL(aten, ${m.dispatchKey}, m) {`);
+  for (const r of m.registrations) f.line(`  m.impl("${r.op}", ${r.fn});`);
+  return f.line("}").line().line("} // namespace").toString();
 }

@@ -14,7 +14,7 @@ import { cmp } from "../vocab.js";
 import type { OutputFile } from "../write/files.js";
 import { headerFileName } from "./header.js";
 import { kernelsOf, type Plan } from "./plan.js";
-import { render } from "./templates.js";
+import { CppFile } from "./printer.js";
 
 /**
  * `ret Class::name(const at::Tensor & /*self*\/, ...)`, or `ret name(...)` for
@@ -46,6 +46,30 @@ function stubIncludes(config: BackendConfig, headerName: string): string[] {
   }
 }
 
+/** One stub file: the schemas it implements, then a definition that throws. */
+function printStub(
+  config: BackendConfig,
+  schemas: readonly string[],
+  includes: readonly string[],
+  signature: string,
+  op: string,
+): string {
+  const f = new CppFile()
+    .comment("Kernel stub written by opgen-backend: it is yours now (gen never rewrites it).")
+    .comment(`Replace the body with the ${config.device} implementation of:`);
+  for (const schema of schemas) f.comment(`  ${schema}`);
+  f.line()
+    .include(...includes)
+    .includesHere({ grouped: true });
+  f.line(`namespace ${config.cppNamespace} {`).line();
+  f.line(`${signature} {`);
+  f.line(
+    `  C10_THROW_ERROR(NotImplementedError, "${op} is not implemented for ${config.device} yet (kernel stub written by opgen-backend)");`,
+  );
+  f.line("}").line();
+  return f.line(`} // namespace ${config.cppNamespace}`).toString();
+}
+
 /**
  * `gen --stubs DIR`: one compilable `<op>.cpp` per declared kernel whose op is
  * not in `defined` (src/impl finds the definitions). Files are create-only:
@@ -66,13 +90,7 @@ export function emitKernelStubs(
     out.push({
       path: `${unambiguousName(k.f.func.name)}.cpp`,
       createOnly: true,
-      content: render("kernel_stub.cpp.hbs", {
-        device: config.device,
-        schemas: [printSchema(k.f.func)],
-        includes,
-        cppNamespace: config.cppNamespace,
-        kernels: [{ signature: stubSignature(config, k.sig), op: k.op, device: config.device }],
-      }),
+      content: printStub(config, [printSchema(k.f.func)], includes, stubSignature(config, k.sig), k.op),
     });
   }
   // Custom operators' kernels, and the backward an autograd: mapping entry
@@ -84,13 +102,7 @@ export function emitKernelStubs(
     out.push({
       path: `${w.sig.name}.cpp`,
       createOnly: true,
-      content: render("kernel_stub.cpp.hbs", {
-        device: config.device,
-        schemas: [...w.schemaLines],
-        includes,
-        cppNamespace: config.cppNamespace,
-        kernels: [{ signature: stubSignature(config, w.sig), op: w.op, device: config.device }],
-      }),
+      content: printStub(config, w.schemaLines, includes, stubSignature(config, w.sig), w.op),
     });
   }
   return out.sort((a, b) => cmp(a.path, b.path));

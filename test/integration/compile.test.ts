@@ -35,7 +35,8 @@ import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBackendYaml } from "../../src/backend/load.js";
 import { buildPlan, generate } from "../../src/dest/index.js";
-import { cppSource, render } from "../../src/dest/templates.js";
+import { derivedDecls } from "../../src/dest/register.js";
+import { cppSource } from "../../src/dest/sources.js";
 import { kernelStubs, missingKernels } from "../../src/impl/kernels.js";
 import { isGroup, loadCatalog } from "../../src/model/catalog.js";
 import type { OperatorCatalog } from "../../src/model/types.js";
@@ -195,7 +196,8 @@ describe("generated C++ compiles with -Wall -Wextra -Werror", () => {
       const tu = [
         ...includes.map((h) => `#include ${h}`),
         "namespace at::mychip::opgen_derived {",
-        render("DerivedDecls.cpp.hbs", { backend: "PrivateUse1" }),
+        '#line 1 "templates/cpp/DerivedDecls.h"',
+        derivedDecls("PrivateUse1"),
         ...helpers.flatMap((h) => [`#line 1 "templates/cpp/${h}"`, cppSource(h)]),
         "} // namespace at::mychip::opgen_derived",
         "",

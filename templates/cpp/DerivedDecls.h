@@ -1,8 +1,3 @@
-// Note [Derived helpers defined once]: the helpers that derived overloads
-// share are defined in one translation unit (Register{{{backend}}}.cpp) and
-// declared here, so a backend with autograd registrations does not compile
-// them twice. The defining file sees these declarations too, so the compiler
-// checks that both agree.
 // How copy_into_out checks an out= dtype (OutDtype, Note [Derived out dtype checks] in src/dest/plan.ts).
 enum class OutDtype { kCastable, kEqual, kEqualIterator };
 void copy_into_out(const at::Tensor& src, const at::Tensor& dst, OutDtype rule);
