@@ -45,28 +45,12 @@ describe("backends/ref torch-free layers", () => {
       "check_cat_no_zero_dim",
       "cat_should_skip_tensor",
       "check_cat_shape_except_dim",
-      // pooling: size checks only (padding, resampling, grid_sampler and
-      // col2im check their arguments themselves: Note [Resampling checks])
-      "safe_downcast",
-      "pooling_output_shape",
-      "pool2d_shape_check",
-      "pool3d_shape_check",
-      "avg_pool2d_backward_shape_check",
-      "max_pool2d_backward_shape_check",
-      "avg_pool3d_backward_shape_check",
-      "max_pool3d_backward_shape_check",
-      "adaptive_pool_empty_output_check",
+      // pooling, padding, resampling, grid_sampler and col2im check their
+      // arguments themselves (Note [Pooling checks], Note [Resampling checks])
     ]);
     // The ATen/native headers that declare them (an include brings the
     // header's inline compute along, whether a name of it is used or not).
-    const headers = new Set([
-      "Resize.h",
-      "TypeProperties.h",
-      "RangeUtils.h",
-      "TensorShape.h",
-      "Pool.h",
-      "AdaptivePooling.h",
-    ]);
+    const headers = new Set(["Resize.h", "TypeProperties.h", "RangeUtils.h", "TensorShape.h"]);
     const used: string[] = [];
     for (const file of sources("aten")) {
       const text = readFileSync(path.join(CSRC, file), "utf8").replace(/\/\/.*$/gm, "");

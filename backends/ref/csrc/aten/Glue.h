@@ -13,15 +13,11 @@
 // The only at::native names the glue may use are ATen's metadata helpers,
 // which compute no tensor values: type promotion (ResultTypeState,
 // update_result_type_state, result_type), out= resizing (resize_output),
-// arange's length (compute_arange_size), cat's argument checks
-// (check_cat_no_zero_dim, cat_should_skip_tensor, check_cat_shape_except_dim),
-// and the size checks of pooling (Pool.h's safe_downcast,
-// pooling_output_shape, pool2d_shape_check, pool3d_shape_check,
-// avg_pool2d_backward_shape_check, max_pool2d_backward_shape_check,
-// avg_pool3d_backward_shape_check, max_pool3d_backward_shape_check;
-// AdaptivePooling.h's adaptive_pool_empty_output_check). Padding,
-// resampling, grid_sampler and col2im check their arguments themselves
-// (Note [Resampling checks] in Resample.cpp).
+// arange's length (compute_arange_size) and cat's argument checks
+// (check_cat_no_zero_dim, cat_should_skip_tensor, check_cat_shape_except_dim).
+// Pooling, padding, resampling, grid_sampler and col2im check their
+// arguments themselves (Note [Pooling checks] in Pool.cpp, Note [Resampling
+// checks] in Resample.cpp).
 // test/integration/reference-layers.test.ts holds the glue to that list.
 //
 // Note [Device memory is not host memory]: glue code never dereferences a
