@@ -97,7 +97,6 @@ function lazyCatalog(src: CatalogSources, lazy: LazyNativeFunctions, tags: reado
     get derivativeNames(): ReadonlySet<string> {
       return formulas.names;
     },
-    expect: (names: readonly string[]) => lazy.expect(names),
     coreNames: () => {
       core ??= Object.freeze(lazy.coreNames());
       return core;

@@ -15,9 +15,9 @@
  * parse every bucket and put the results in exactly the order the eager
  * parseNativeFunctionsYaml gives (a test compares the two). The objects are
  * the same plain, fully-built NativeFunctions either way; only when they are
- * built changes. Once a quarter of the buckets has been read one by one, the
- * rest is read in one pass (a backend listing every operator), which is
- * cheaper per entry while V8 is cold.
+ * built changes. (A backend listing every operator reads every bucket one
+ * by one; reading the rest in one pass once a quarter had been read saved
+ * 1–3% of that gen, too little to keep: bench/micro-optimizations.md.)
  *
  * Only a file of the regular shape torch ships is read this way (every
  * top-level line `- func: <plain schema>`); anything else goes to the eager
@@ -201,34 +201,9 @@ export class LazyNativeFunctions {
     return out;
   }
 
-  /**
-   * After a quarter of the buckets, a caller is probably walking the whole
-   * file (a backend listing every operator): read the rest in one pass.
-   */
-  private wholeIfBusy(): WholeCatalog | null {
-    if (!this.whole && this.done.size * 4 > this.buckets.size) this.all();
-    return this.whole;
-  }
-
-  /**
-   * The caller is about to ask for `names`: when their buckets, with those
-   * read so far, pass the wholeIfBusy threshold, read everything now in one
-   * pass instead of first a quarter of the buckets one by one.
-   */
-  expect(names: readonly string[]): void {
-    if (this.whole) return;
-    const keys = new Set<string>();
-    for (const name of names) {
-      const i = this.fileIndex.get(name);
-      const key = i !== undefined ? this.bucketKeys[i]! : bucketOf(name);
-      if (key !== null && !this.done.has(key) && this.buckets.has(key)) keys.add(key);
-    }
-    if ((this.done.size + keys.size) * 4 > this.buckets.size) this.all();
-  }
-
   /** byName.get without building the whole catalog. */
   fn(name: string): NativeFunction | undefined {
-    const whole = this.wholeIfBusy();
+    const whole = this.whole;
     const i = this.fileIndex.get(name);
     if (i !== undefined) {
       if (!whole) this.bucket(this.bucketKeys[i]!);
@@ -241,7 +216,7 @@ export class LazyNativeFunctions {
 
   /** groupOf.get without building the whole catalog. */
   group(name: string): NativeFunctionsGroup | undefined {
-    const whole = this.wholeIfBusy();
+    const whole = this.whole;
     const i = this.fileIndex.get(name);
     if (!whole) {
       const key = i !== undefined ? this.bucketKeys[i]! : bucketOf(name);
@@ -250,7 +225,7 @@ export class LazyNativeFunctions {
     return i !== undefined ? this.fileGroups[i] : this.generatedGroups.get(name);
   }
 
-  /** Whether every entry has been read (for tests: expect() of a few names keeps the catalog lazy). */
+  /** Whether every entry has been read (for tests: point lookups keep the catalog lazy). */
   get isWhole(): boolean {
     return this.whole !== null;
   }

@@ -27,12 +27,10 @@ import {
   printBaseOperatorName,
   printSchema,
   SchemaParseError,
-  SignatureTails,
   schemaKind,
   selfArgument,
   signature,
   signatureKey,
-  signatureName,
   unambiguousName,
 } from "./schema.js";
 import type {
@@ -491,13 +489,6 @@ function impliedTags(
 // grouped, so torchgen generates nothing for it.
 const INPLACE_OPS_THAT_DONT_GET_GROUPED_PROPERLY: ReadonlySet<string> = new Set(["polygamma_"]);
 
-/** preGroup's groups of one signatureTail: a list, as most tails have one name. */
-interface TailGroup {
-  readonly name: string;
-  readonly index: number;
-  readonly next: TailGroup | null;
-}
-
 /**
  * torchgen pre_group_native_functions: the functions of each signature
  * (signatureKey) by kind, in first-seen order. When given, `firsts` gets the
@@ -510,25 +501,19 @@ export function preGroup(
   members?: number[],
 ): Map<SchemaKind, NativeFunction>[] {
   const groups: Map<SchemaKind, NativeFunction>[] = [];
-  // signatureKey = name + "(" + tail: keyed by the two parts, no string is built.
-  const byTail = new Map<string, TailGroup>();
-  const tails = new SignatureTails();
+  const bySignature = new Map<string, number>();
   for (let i = 0; i < fns.length; i++) {
     const f = fns[i]!;
-    const tail = tails.of(f.func);
-    const name = signatureName(f.func);
-    const head = byTail.get(tail) ?? null;
-    let t = head;
-    while (t && t.name !== name) t = t.next;
-    let d: Map<SchemaKind, NativeFunction>;
-    if (t) d = groups[t.index]!;
-    else {
-      d = new Map();
-      byTail.set(tail, { name, index: groups.length, next: head });
-      groups.push(d);
+    const key = signatureKey(f.func);
+    let index = bySignature.get(key);
+    if (index === undefined) {
+      index = groups.length;
+      bySignature.set(key, index);
+      groups.push(new Map());
       firsts?.push(i);
     }
-    members?.push(t ? t.index : groups.length - 1);
+    const d = groups[index]!;
+    members?.push(index);
     const kind = schemaKind(f.func);
     const prev = d.get(kind);
     if (prev) {

@@ -766,83 +766,59 @@ function addMutatedInput(into: Return[], x: Argument, returns: readonly Return[]
  * grouping computes it for every operator on the catalog's hot path.
  */
 export function signatureKey(s: FunctionSchema): string {
-  return `${signatureName(s)}(${new SignatureTails().of(s)}`;
+  return `${signatureName(s)}(${signatureTail(s)}`;
 }
 
 /** The operator name in signatureKey(s) (no overload, inplace marker or `_functional`). */
-export function signatureName(s: FunctionSchema): string {
+function signatureName(s: FunctionSchema): string {
   const n = s.name.name;
   return n.dunderMethod ? `__${n.base}__` : n.base;
 }
 
-/**
- * The rest of signatureKey(s) after the name and '(', for many schemas: it
- * depends only on the arguments and returns (bar Note [bernoulli.p schema]),
- * so schemas sharing their parts (Note [Shared schema parts]) share the
- * string, built once. Kept only while grouping (no global cache to grow).
- */
-export class SignatureTails {
-  private readonly tails = new Map<Arguments, { readonly returns: readonly Return[]; readonly tail: string }>();
-  /** Each argument as signature() prints it (no annotation). */
-  private readonly args = new Map<Argument, string>();
-
-  of(s: FunctionSchema): string {
-    const n = s.name.name;
-    // Note [bernoulli.p schema]: see signature().
-    const bernoulliP =
-      s.name.overloadName === "p" && n.base === "bernoulli" && !n.inplace && !n.dunderMethod && !n.functionalOverload;
-    if (bernoulliP) return this.build(s, true);
-    const known = this.tails.get(s.arguments);
-    if (known && known.returns === s.returns) return known.tail;
-    const tail = this.build(s, false);
-    this.tails.set(s.arguments, { returns: s.returns, tail });
-    return tail;
+/** The rest of signatureKey(s) after the name and '('. */
+function signatureTail(s: FunctionSchema): string {
+  const n = s.name.name;
+  // Note [bernoulli.p schema]: see signature().
+  const bernoulliP =
+    s.name.overloadName === "p" && n.base === "bernoulli" && !n.inplace && !n.dunderMethod && !n.functionalOverload;
+  const a = s.arguments;
+  let out = "";
+  let first = true;
+  const p = a.positional;
+  for (let i = 0; i < p.length; i++) {
+    const x = p[i]!;
+    if (!first) out += ", ";
+    first = false;
+    if (bernoulliP && x.default === null && x.name === "p" && x.type.kind === "base" && x.type.name === "float") {
+      out += `${printType(x.type)} ${x.name}=0.5`;
+    } else out += signatureArgument(x);
   }
-
-  private build(s: FunctionSchema, bernoulliP: boolean): string {
-    const a = s.arguments;
-    let out = "";
-    let first = true;
-    const p = a.positional;
-    for (let i = 0; i < p.length; i++) {
-      const x = p[i]!;
-      if (!first) out += ", ";
+  const k = a.kwargOnly;
+  const to = k.length >= 4 ? tensorOptions(a) : null;
+  let star = false;
+  for (let i = 0; i < k.length; i++) {
+    if (to && i >= to.index && i < to.index + 4) continue;
+    if (!star) {
+      out += first ? "*" : ", *";
+      star = true;
       first = false;
-      if (bernoulliP && x.default === null && x.name === "p" && x.type.kind === "base" && x.type.name === "float") {
-        out += `${printType(x.type)} ${x.name}=0.5`;
-      } else out += this.argument(x);
     }
-    const k = a.kwargOnly;
-    const to = k.length >= 4 ? tensorOptions(a) : null;
-    let star = false;
-    for (let i = 0; i < k.length; i++) {
-      if (to && i >= to.index && i < to.index + 4) continue;
-      if (!star) {
-        out += first ? "*" : ", *";
-        star = true;
-        first = false;
-      }
-      out += `, ${this.argument(k[i]!)}`;
-    }
-    const rets: string[] = [];
-    const r = s.returns;
-    for (let i = 0; i < r.length; i++) rets.push(printType(r[i]!.type));
-    const si = selfIndex(a);
-    if (si >= 0) addMutatedReturn(rets, p[si]!, r);
-    for (let i = 0; i < a.out.length; i++) addMutatedReturn(rets, a.out[i]!, r);
-    for (let i = si + 1; i < p.length; i++) addMutatedReturn(rets, p[i]!, r);
-    out += rets.length === 1 ? `) -> ${rets[0]}` : `) -> (${rets.join(", ")})`;
-    return out;
+    out += `, ${signatureArgument(k[i]!)}`;
   }
+  const rets: string[] = [];
+  const r = s.returns;
+  for (let i = 0; i < r.length; i++) rets.push(printType(r[i]!.type));
+  const si = selfIndex(a);
+  if (si >= 0) addMutatedReturn(rets, p[si]!, r);
+  for (let i = 0; i < a.out.length; i++) addMutatedReturn(rets, a.out[i]!, r);
+  for (let i = si + 1; i < p.length; i++) addMutatedReturn(rets, p[i]!, r);
+  out += rets.length === 1 ? `) -> ${rets[0]}` : `) -> (${rets.join(", ")})`;
+  return out;
+}
 
-  private argument(x: Argument): string {
-    let s = this.args.get(x);
-    if (s === undefined) {
-      s = x.default === null ? `${printType(x.type)} ${x.name}` : `${printType(x.type)} ${x.name}=${x.default}`;
-      this.args.set(x, s);
-    }
-    return s;
-  }
+/** An argument as signature() prints it (no annotation). */
+function signatureArgument(x: Argument): string {
+  return x.default === null ? `${printType(x.type)} ${x.name}` : `${printType(x.type)} ${x.name}=${x.default}`;
 }
 
 /** signature(): a mutated input not returned becomes an extra return. */

@@ -203,13 +203,6 @@ export interface OperatorCatalog {
   readonly derivativeNames: ReadonlySet<string>;
   readonly tags: readonly TagInfo[];
   /**
-   * A hint, before point lookups: these operator names are about to be asked
-   * for. A catalog that builds itself lazily may read everything in one pass
-   * when they cover much of it (cheaper per entry than bucket by bucket).
-   * Changes no result.
-   */
-  readonly expect?: (names: readonly string[]) => void;
-  /**
    * The names of the overloads tagged `core`, in file order, for a catalog
    * that can say without building every entry (Note [Core without the whole
    * catalog] in lazy.ts); coreOverloads() in catalog.ts falls back on

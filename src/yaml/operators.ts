@@ -305,51 +305,14 @@ let blockEnd = 0;
 // comma-separated words for `dispatch:` (`CPU, CUDA:`).
 const KEY_RE = /([A-Za-z0-9_]+(?:, ?[A-Za-z0-9_]+| [A-Za-z0-9_]+)*):(?: +|$)/y;
 
-/** Keys KEY_RE has matched, by keyShape. */
-const KNOWN_KEYS = new Map<number, string[]>();
-
-/** Length and first character of the key text l[col, colon), as one number for KNOWN_KEYS. */
-function keyShape(l: string, col: number, colon: number): number {
-  return (colon - col) * 128 + (l.charCodeAt(col) & 127);
-}
-
 /** The key at column `col` of line `k`; sets keyValueStart. */
 function readKey(r: Reader, k: number, col: number): string {
   const l = r.lines[k]!;
-  // A key KEY_RE matched before is valid wherever it stands (it holds no ':',
-  // so it is all of the text up to the first ':'): comparing with the known
-  // keys of that length is cheaper than running the regex, and gives one
-  // string object per distinct key.
-  const colon = l.indexOf(":", col);
-  const shape = colon > col ? keyShape(l, col, colon) : -1;
-  if (shape >= 0) {
-    const known = KNOWN_KEYS.get(shape);
-    if (known !== undefined) {
-      for (let i = 0; i < known.length; i++) {
-        const key = known[i]!;
-        if (!l.startsWith(key, col)) continue;
-        let v = colon + 1;
-        if (v === l.length) {
-          keyValueStart = v;
-          return key;
-        }
-        if (l.charCodeAt(v) !== 32) break;
-        do v++;
-        while (l.charCodeAt(v) === 32);
-        keyValueStart = v;
-        return key;
-      }
-    }
-  }
   KEY_RE.lastIndex = col;
   const m = KEY_RE.exec(l);
   if (m) {
     keyValueStart = KEY_RE.lastIndex;
-    const key = m[1]!;
-    const known = KNOWN_KEYS.get(shape);
-    if (known === undefined) KNOWN_KEYS.set(shape, [key]);
-    else if (known.length < 100) known.push(key);
-    return key;
+    return m[1]!;
   }
   // Slow path: say what is wrong.
   let i = col;

@@ -119,7 +119,6 @@ function readOpList(
     }
     named.push({ name, loc });
   }
-  cx.catalog.expect?.(named.map((e) => e.name));
   return named.map(({ name, loc }) => ({ name, loc, fn: resolveOp(cx, key, name, loc) }));
 }
 
