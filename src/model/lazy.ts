@@ -25,7 +25,7 @@
  * a regular file is reported (file:line:col) when its bucket is first read.
  */
 import { type Diagnostic, UserError } from "../util/errors.js";
-import { EntryBuffer, YamlListFile } from "../yaml/operators.js";
+import { YamlListFile } from "../yaml/operators.js";
 import { fromDict, fromYaml, generateForGroup, groupFunctions, isGroup, preGroup } from "./native.js";
 import { parseBaseOperatorName } from "./schema.js";
 import type { NativeFunction, NativeFunctionsGroup, SchemaKind } from "./types.js";
@@ -111,8 +111,6 @@ export class LazyNativeFunctions {
   private readonly generated = new Map<string, NativeFunction>();
   private readonly generatedGroups = new Map<string, NativeFunctionsGroup>();
   private whole: WholeCatalog | null = null;
-  /** Holds the entry being read. */
-  private readonly entry = new EntryBuffer();
 
   private constructor(
     private readonly reader: YamlListFile,
@@ -290,8 +288,7 @@ export class LazyNativeFunctions {
 
   /** File entry `i` as a NativeFunction (null after pushing its problems onto `diags`). */
   private read(i: number, diags: Diagnostic[]): NativeFunction | null {
-    this.reader.readInto(this.lines[i]!, this.entry);
-    const f = fromYaml(this.entry, this.file, this.validTags, diags);
+    const f = fromYaml(this.reader.read(this.lines[i]!).entry, this.file, this.validTags, diags);
     if (f && f.name !== this.names[i]) {
       throw new Error(`internal: ${this.file}:${this.lines[i]! + 1}: read ${f.name}, scanned ${this.names[i]}`);
     }

@@ -17,7 +17,7 @@
  * Errors in the file are collected (Note [Diagnostics]) and thrown together.
  */
 import { type Diagnostic, type SourceLoc, UserError } from "../util/errors.js";
-import { BlockMap, EntryBuffer, type EntryValue, YamlListFile, type YamlValue } from "../yaml/operators.js";
+import { type YamlEntry, YamlListFile, type YamlValue } from "../yaml/operators.js";
 import {
   hasSymInt,
   isTensorLike,
@@ -45,26 +45,9 @@ import type {
   YamlLoc,
 } from "./types.js";
 
-// The keys of an entry, by slot (EntryReader.slots). The last two are keys
-// torchgen accepts but that carry nothing we generate from.
-const K_FUNC = 0;
-const K_VARIANTS = 1;
-const K_TAGS = 2;
-const K_DISPATCH = 3;
-const K_STRUCTURED = 4;
-const K_STRUCTURED_DELEGATE = 5;
-const K_STRUCTURED_INHERITS = 6;
-const K_AUTOGEN = 7;
-const K_DEVICE_GUARD = 8;
-const K_DEVICE_CHECK = 9;
-const K_MANUAL_KERNEL_REGISTRATION = 10;
-const K_MANUAL_CPP_BINDING = 11;
-const K_PYTHON_MODULE = 12;
-const K_CATEGORY_OVERRIDE = 13;
-const K_CPP_NO_DEFAULT_ARGS = 14;
-const K_USE_CONST_REF_FOR_MUTABLE_TENSORS = 15;
-const K_UFUNC_INNER_LOOP = 16;
-const KNOWN_KEYS: readonly string[] = [
+// The keys an entry may have. The last two are keys torchgen accepts but
+// that carry nothing we generate from.
+const KNOWN_KEYS: ReadonlySet<string> = new Set([
   "func",
   "variants",
   "tags",
@@ -83,8 +66,7 @@ const KNOWN_KEYS: readonly string[] = [
   "use_const_ref_for_mutable_tensors",
   "ufunc_inner_loop",
   "precomputed",
-];
-const KEY_SLOT: ReadonlyMap<string, number> = new Map(KNOWN_KEYS.map((k, i) => [k, i]));
+]);
 
 export interface ParsedNativeFunctions {
   /** Entries in file order, then the generated operators (torchgen's order). */
@@ -104,11 +86,11 @@ export function parseNativeFunctionsYaml(
   validTags: ReadonlySet<string>,
 ): ParsedNativeFunctions {
   const yaml = new YamlListFile(text, file);
-  const entry = new EntryBuffer();
   const diags: Diagnostic[] = [];
   const fns: NativeFunction[] = [];
   for (let k = yaml.first(); k >= 0; ) {
-    k = yaml.readInto(k, entry);
+    const { entry, next } = yaml.read(k);
+    k = next;
     const f = fromYaml(entry, file, validTags, diags);
     if (f) fns.push(f);
   }
@@ -124,21 +106,22 @@ export function parseNativeFunctionsYaml(
 /**
  * Typed access to the entry fromYaml is reading; problems become Diagnostics
  * pointing at the value of the key (plus an offset inside it), or at the key
- * itself. One instance serves every entry (fromYaml runs for every entry on
- * the catalog's cold path, and does not call back out).
+ * itself.
  */
 class EntryReader {
-  e: EntryBuffer = new EntryBuffer();
-  file = "";
-  diags: Diagnostic[] = [];
-  /** The value of each known key (KNOWN_KEYS order); undefined: absent. */
-  readonly slots: (EntryValue | undefined)[] = KNOWN_KEYS.map(() => undefined);
-  /** The slots the current entry set (the first `used` items). */
-  readonly set: number[] = [];
-  used = 0;
+  constructor(
+    readonly e: YamlEntry,
+    private readonly file: string,
+    private readonly diags: Diagnostic[],
+  ) {}
+
+  /** A known key's value (KNOWN_KEYS: no name of Object.prototype); undefined when the entry has no such key. */
+  get(key: string): YamlValue | undefined {
+    return this.e.value[key];
+  }
 
   at(key: string, colOffset: number | "key"): SourceLoc {
-    const k = this.e.loc(key);
+    const k = Object.hasOwn(this.e.keys, key) ? this.e.keys[key] : undefined;
     if (!k) return { file: this.file, line: this.e.line, col: 1 };
     if (colOffset === "key") return { file: this.file, line: k.line, col: k.col };
     return { file: this.file, line: k.line, col: (k.valueCol || k.col) + colOffset };
@@ -149,29 +132,24 @@ class EntryReader {
     return null;
   }
 
-  str(slot: number): string | null {
-    const x = this.slots[slot];
+  /** A string value, null when absent or null (an error when of another type). */
+  str(key: string): string | null {
+    const x = this.get(key);
     if (x === undefined || x === null) return null;
-    if (typeof x !== "string") {
-      const key = KNOWN_KEYS[slot]!;
-      return this.err(key, `'${key}' must be a string, got ${JSON.stringify(x)}`);
-    }
+    if (typeof x !== "string") return this.err(key, `'${key}' must be a string, got ${JSON.stringify(x)}`);
     return x;
   }
 
-  bool(slot: number, dflt: boolean): boolean {
-    const x = this.slots[slot];
+  bool(key: string, dflt: boolean): boolean {
+    const x = this.get(key);
     if (x === undefined) return dflt;
     if (typeof x !== "boolean") {
-      const key = KNOWN_KEYS[slot]!;
       this.err(key, `'${key}' must be True or False, got ${JSON.stringify(x)}`);
       return dflt;
     }
     return x;
   }
 }
-
-const reader = new EntryReader();
 
 /** `CPU, CUDA` -> [CPU, CUDA]: the dispatch keys a key of a `dispatch:` table names (one array per distinct text). */
 function dispatchKeysOf(ks: string): readonly string[] {
@@ -186,7 +164,7 @@ const DISPATCH_KEYS_CACHE = new Map<string, readonly string[]>();
 
 /** `variants:` (default `function`), duplicates dropped. */
 function readVariants(r: EntryReader): ("function" | "method")[] {
-  const variantsText = r.str(K_VARIANTS) ?? "function";
+  const variantsText = r.str("variants") ?? "function";
   if (variantsText === "function") return ["function"];
   if (variantsText === "function, method") return ["function", "method"];
   if (variantsText === "method") return ["method"];
@@ -202,7 +180,7 @@ function readVariants(r: EntryReader): ("function" | "method")[] {
 
 /** `tags:` a tag or a list of tags from tags.yaml, duplicates dropped. */
 function readTags(r: EntryReader, validTags: ReadonlySet<string>): string[] {
-  const tagsRaw = r.slots[K_TAGS];
+  const tagsRaw = r.get("tags");
   if (tagsRaw === undefined || tagsRaw === null) return [];
   const list = typeof tagsRaw === "string" ? [tagsRaw] : Array.isArray(tagsRaw) ? tagsRaw : null;
   if (list === null) {
@@ -220,7 +198,7 @@ function readTags(r: EntryReader, validTags: ReadonlySet<string>): string[] {
 
 /** `structured_delegate:` an operator name. */
 function readStructuredDelegate(r: EntryReader): OperatorName | null {
-  const delegateText = r.slots[K_STRUCTURED_DELEGATE] === undefined ? null : r.str(K_STRUCTURED_DELEGATE);
+  const delegateText = r.str("structured_delegate");
   if (delegateText === null) return null;
   try {
     return parseOperatorName(delegateText);
@@ -249,7 +227,6 @@ function readDispatch(
   structured: boolean,
   structuredDelegate: OperatorName | null,
 ): DispatchInfo {
-  const v = r.slots;
   let anyKey = false;
   let onlyImplicitKeys = true;
   let hasImplicit = false;
@@ -257,26 +234,16 @@ function readDispatch(
   let hasExplicit = false;
   let hasExplicitNonFunctional = false;
   const dispatch: Record<string, string> = {};
-  const rawDispatch = v[K_DISPATCH];
+  const rawDispatch = r.get("dispatch");
   if (rawDispatch !== undefined && rawDispatch !== null) {
     if (typeof rawDispatch !== "object" || Array.isArray(rawDispatch)) {
       r.err("dispatch", "'dispatch' must be a mapping of dispatch keys to kernel names");
     } else {
       if (manualKernelRegistration) r.err("dispatch", "cannot specify both manual_kernel_registration and dispatch");
       // A `dispatch:` block, or `dispatch: {}`.
-      let keyTexts: readonly string[];
-      let kernels: readonly YamlValue[];
-      if (rawDispatch instanceof BlockMap) {
-        keyTexts = rawDispatch.keys;
-        kernels = rawDispatch.values;
-      } else {
-        const table = rawDispatch as Record<string, YamlValue>;
-        keyTexts = Object.keys(table);
-        kernels = keyTexts.map((ks) => table[ks]!);
-      }
-      for (let j = 0; j < keyTexts.length; j++) {
-        const ks = keyTexts[j]!;
-        const kernel = kernels[j];
+      const table = rawDispatch as Record<string, YamlValue>;
+      for (const ks of Object.keys(table)) {
+        const kernel = table[ks];
         if (typeof kernel !== "string") {
           r.err("dispatch", `kernel for '${ks}' must be a string`);
           continue;
@@ -299,7 +266,7 @@ function readDispatch(
       }
     }
   }
-  const ufunc = v[K_UFUNC_INNER_LOOP];
+  const ufunc = r.get("ufunc_inner_loop");
   if (ufunc !== undefined && ufunc !== null) {
     // torchgen UFUNC_DISPATCH_KEYS: ufunc_inner_loop implies CPU and CUDA kernels.
     anyKey = true;
@@ -324,7 +291,7 @@ function readDispatch(
 
 /** `autogen:` a comma-separated list of operator names. */
 function readAutogen(r: EntryReader): OperatorName[] {
-  const autogenText = (r.slots[K_AUTOGEN] === undefined ? null : r.str(K_AUTOGEN)) ?? "";
+  const autogenText = r.str("autogen") ?? "";
   if (autogenText === "") return [];
   const parts = autogenText.includes(", ") ? autogenText.split(", ") : [autogenText];
   const names: OperatorName[] = [];
@@ -343,7 +310,7 @@ function readAutogen(r: EntryReader): OperatorName[] {
 
 /** `device_check:` ExactSame (default) or NoCheck. */
 function readDeviceCheck(r: EntryReader): DeviceCheckType {
-  const deviceCheckText = r.slots[K_DEVICE_CHECK] === undefined ? null : r.str(K_DEVICE_CHECK);
+  const deviceCheckText = r.str("device_check");
   if (deviceCheckText === null) return "ExactSame";
   if (deviceCheckText === "ExactSame" || deviceCheckText === "NoCheck") return deviceCheckText;
   r.err("device_check", `illegal device_check '${deviceCheckText}'; expected ExactSame or NoCheck`);
@@ -352,7 +319,7 @@ function readDeviceCheck(r: EntryReader): DeviceCheckType {
 
 /** `cpp_no_default_args:` a list of argument names. */
 function readCppNoDefaultArgs(r: EntryReader): string[] {
-  const cppNoDefault = r.slots[K_CPP_NO_DEFAULT_ARGS];
+  const cppNoDefault = r.get("cpp_no_default_args");
   const cppNoDefaultArgs: string[] = [];
   if (cppNoDefault !== undefined && cppNoDefault !== null) {
     if (!Array.isArray(cppNoDefault)) r.err("cpp_no_default_args", "'cpp_no_default_args' must be a list");
@@ -366,38 +333,19 @@ function readCppNoDefaultArgs(r: EntryReader): string[] {
  * `diags`: `func:` parsed, then one reader per key.
  */
 export function fromYaml(
-  e: EntryBuffer,
+  e: YamlEntry,
   file: string,
   validTags: ReadonlySet<string>,
   diags: Diagnostic[],
 ): NativeFunction | null {
-  const r = reader;
-  r.e = e;
-  r.file = file;
-  r.diags = diags;
-  const v = r.slots;
-  for (let i = 0; i < r.used; i++) v[r.set[i]!] = undefined;
-  r.used = 0;
-  let unknown: string[] | null = null;
-  for (let i = 0; i < e.size; i++) {
-    const key = e.keys[i]!;
-    const slot = KEY_SLOT.get(key);
-    if (slot !== undefined) {
-      v[slot] = e.values[i];
-      r.set[r.used++] = slot;
-    } else if (unknown) unknown.push(key);
-    else unknown = [key];
-  }
-  if (unknown) {
-    // In the order Object.keys gives for the entry's mapping (integer-like keys first).
-    const o: Record<string, true> = {};
-    for (const key of unknown) o[key] = true;
-    for (const key of Object.keys(o)) r.err(key, `unknown key '${key}' in a native_functions.yaml entry`, "key");
+  const r = new EntryReader(e, file, diags);
+  for (const key of Object.keys(e.value)) {
+    if (!KNOWN_KEYS.has(key)) r.err(key, `unknown key '${key}' in a native_functions.yaml entry`, "key");
   }
   const loc: YamlLoc = { file, line: e.line };
-  const funcText = r.str(K_FUNC);
+  const funcText = r.str("func");
   if (funcText === null) {
-    if (v[K_FUNC] === undefined)
+    if (r.get("func") === undefined)
       diags.push({ severity: "error", loc: { ...loc, col: 1 }, message: "entry has no 'func:'" });
     return null;
   }
@@ -418,16 +366,14 @@ export function fromYaml(
 
   const variants = readVariants(r);
   const tags = readTags(r, validTags);
-  // (Most keys are absent from most entries: `v[K] === undefined ?` saves a call.)
-  const manualKernelRegistration =
-    v[K_MANUAL_KERNEL_REGISTRATION] === undefined ? false : r.bool(K_MANUAL_KERNEL_REGISTRATION, false);
-  const structured = v[K_STRUCTURED] === undefined ? false : r.bool(K_STRUCTURED, false);
+  const manualKernelRegistration = r.bool("manual_kernel_registration", false);
+  const structured = r.bool("structured", false);
   const structuredDelegate = readStructuredDelegate(r);
   const d = readDispatch(r, manualKernelRegistration, structured, structuredDelegate);
   const autogen = readAutogen(r);
   const deviceCheck = readDeviceCheck(r);
   const cppNoDefaultArgs = readCppNoDefaultArgs(r);
-  const pythonModule = v[K_PYTHON_MODULE] === undefined ? null : r.str(K_PYTHON_MODULE);
+  const pythonModule = r.str("python_module");
   if (pythonModule !== null && variants.includes("method"))
     r.err("python_module", "functions in modules cannot be methods");
 
@@ -443,18 +389,17 @@ export function fromYaml(
     dispatch: d.dispatch,
     structured,
     structuredDelegate,
-    structuredInherits: v[K_STRUCTURED_INHERITS] === undefined ? null : r.str(K_STRUCTURED_INHERITS),
+    structuredInherits: r.str("structured_inherits"),
     autogen,
     autogenerated: false,
-    deviceGuard: v[K_DEVICE_GUARD] === undefined ? true : r.bool(K_DEVICE_GUARD, true),
+    deviceGuard: r.bool("device_guard", true),
     deviceCheck,
     manualKernelRegistration,
-    manualCppBinding: v[K_MANUAL_CPP_BINDING] === undefined ? false : r.bool(K_MANUAL_CPP_BINDING, false),
+    manualCppBinding: r.bool("manual_cpp_binding", false),
     pythonModule,
-    categoryOverride: v[K_CATEGORY_OVERRIDE] === undefined ? null : r.str(K_CATEGORY_OVERRIDE),
+    categoryOverride: r.str("category_override"),
     cppNoDefaultArgs,
-    useConstRefForMutableTensors:
-      v[K_USE_CONST_REF_FOR_MUTABLE_TENSORS] === undefined ? false : r.bool(K_USE_CONST_REF_FOR_MUTABLE_TENSORS, false),
+    useConstRefForMutableTensors: r.bool("use_const_ref_for_mutable_tensors", false),
     hasCompositeImplicitAutogradKernel: d.hasImplicit,
     hasCompositeImplicitAutogradNestedTensorKernel: d.hasImplicitNested,
     hasCompositeExplicitAutogradKernel: d.hasExplicit,

@@ -82,6 +82,11 @@ class Reader {
     return v;
   }
 
+  /** readKey's second result: the column where the key's value starts. */
+  valueStart = 0;
+  /** The block and entry readers' second result: the line after what they read (-1 after the last entry). */
+  blockEnd = 0;
+
   fail(line: number, col: number, what: string): never {
     throw new UserError(`${this.file}:${line + 1}:${col + 1}: ${what}`);
   }
@@ -119,75 +124,19 @@ function indentOf(l: string): number {
 export function readYamlList(text: string, file: string): YamlEntry[] {
   const r = new Reader(text, file);
   const out: YamlEntry[] = [];
-  const b = new EntryBuffer();
-  let k = r.nextContent(0);
-  while (k >= 0) {
-    k = readEntry(r, k, b);
-    const value: Record<string, YamlValue> = {};
-    const keys: Record<string, KeyLoc> = {};
-    for (let i = 0; i < b.size; i++) {
-      const key = b.keys[i]!;
-      const v = b.values[i]!;
-      value[key] = v instanceof BlockMap ? v.toObject() : v;
-      keys[key] = { line: b.keyLines[i]!, col: 3, valueCol: b.valueCols[i]! };
-    }
-    out.push({ line: b.line, value, keys });
-  }
+  for (let k = r.nextContent(0); k >= 0; k = r.blockEnd) out.push(readEntry(r, k));
   return out;
 }
 
 /**
- * A nested block mapping (`dispatch:`) as read into an EntryBuffer: its keys
- * and values in file order, without building an object whose shape V8 has
- * to learn for each distinct key list. readYamlList gives the plain object.
+ * `o[key] = v`, also for the key `__proto__` (which an assignment would take
+ * as the object's prototype): every key read is an own key, so an unknown
+ * one is reported like any other.
  */
-export class BlockMap {
-  constructor(
-    readonly keys: readonly string[],
-    readonly values: readonly YamlValue[],
-  ) {}
-
-  /** The mapping as a plain object (as the `yaml` package gives it). */
-  toObject(): Record<string, YamlValue> {
-    const o: Record<string, YamlValue> = {};
-    for (let i = 0; i < this.keys.length; i++) o[this.keys[i]!] = this.values[i]!;
-    return o;
-  }
-
-  /** JSON.stringify (error messages) shows the mapping. */
-  toJSON(): Record<string, YamlValue> {
-    return this.toObject();
-  }
-}
-
-/** A value in an EntryBuffer: nested block mappings stay BlockMaps. */
-export type EntryValue = YamlValue | BlockMap;
-
-/**
- * One entry's top-level keys and values in file order. A caller that turns
- * each entry into something else at once (the operator catalog) fills one
- * buffer for every entry: no per-entry mapping or key-location objects, which
- * only an error message needs (`loc`). Top-level keys always stand at column 3.
- */
-export class EntryBuffer {
-  /** 1-based line of the entry's `- ` */
-  line = 0;
-  /** Number of keys read into the arrays below (which may hold stale items past it). */
-  size = 0;
-  readonly keys: string[] = [];
-  readonly values: EntryValue[] = [];
-  /** 1-based line of each key. */
-  readonly keyLines: number[] = [];
-  /** 1-based column where each inline value starts; 0 for a nested block. */
-  readonly valueCols: number[] = [];
-
-  /** Where `key` stands, or undefined when the entry has no such key. */
-  loc(key: string): KeyLoc | undefined {
-    for (let i = 0; i < this.size; i++) {
-      if (this.keys[i] === key) return { line: this.keyLines[i]!, col: 3, valueCol: this.valueCols[i]! };
-    }
-    return undefined;
-  }
+function setOwn<T>(o: Record<string, T>, key: string, v: T): void {
+  if (key === "__proto__")
+    Object.defineProperty(o, key, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[key] = v;
 }
 
 /**
@@ -211,12 +160,12 @@ export class YamlListFile {
   }
 
   /**
-   * Reads the entry whose `- ` is on line index `k` (0-based) into `b`,
-   * exactly as readYamlList reads it; returns the line index of the next
-   * entry, or -1.
+   * The entry whose `- ` is on line index `k` (0-based), exactly as
+   * readYamlList reads it, and the line index of the next entry (or -1).
    */
-  readInto(k: number, b: EntryBuffer): number {
-    return readEntry(this.r, k, b);
+  read(k: number): { readonly entry: YamlEntry; readonly next: number } {
+    const entry = readEntry(this.r, k);
+    return { entry, next: this.r.blockEnd };
   }
 
   /** The line index of the first entry, or -1 for a file without content. */
@@ -225,18 +174,18 @@ export class YamlListFile {
   }
 }
 
-/** Reads the entry starting at line `k` into `b`; returns the line of the next entry, or -1. */
-function readEntry(r: Reader, k: number, b: EntryBuffer): number {
+/** The entry starting at line `k`; sets r.blockEnd to the line of the next entry, or -1. */
+function readEntry(r: Reader, k: number): YamlEntry {
   const l = r.lines[k]!;
   const ind = indentOf(l);
   if (ind === -2) r.fail(k, 0, "tab characters are not allowed for indentation");
   if (ind !== 0 || !l.startsWith("- ")) {
     r.fail(k, ind, "expected a top-level list entry starting with '- '");
   }
-  b.line = k + 1;
-  b.size = 0;
+  const value: Record<string, YamlValue> = {};
+  const keys: Record<string, KeyLoc> = {};
   // The first key sits on the `- ` line at column 2; the rest at indent 2.
-  let n = readKeyValue(r, k, b);
+  let n = readKeyValue(r, k, value, keys);
   for (;;) {
     n = r.nextContent(n);
     if (n < 0) break;
@@ -244,74 +193,62 @@ function readEntry(r: Reader, k: number, b: EntryBuffer): number {
     if (ni === 0) break;
     if (ni === -2) r.fail(n, 0, "tab characters are not allowed for indentation");
     if (ni !== 2) r.fail(n, Math.max(ni, 0), `unexpected indentation ${ni}; keys of an entry are indented by 2 spaces`);
-    n = readKeyValue(r, n, b);
+    n = readKeyValue(r, n, value, keys);
   }
-  return n;
+  r.blockEnd = n;
+  return { line: k + 1, value, keys };
 }
 
 /**
- * Parses a top-level `key: value` at column 2 of line `k` into `b`; returns
- * the index of the line after it (and its nested block).
+ * Parses a top-level `key: value` at column 2 of line `k` into the entry's
+ * `value` and `keys`; returns the index of the line after it (and its nested
+ * block).
  */
-function readKeyValue(r: Reader, k: number, b: EntryBuffer): number {
+function readKeyValue(r: Reader, k: number, value: Record<string, YamlValue>, keys: Record<string, KeyLoc>): number {
   const l = r.lines[k]!;
   const key = readKey(r, k, 2);
-  const valueStart = keyValueStart;
-  for (let i = 0; i < b.size; i++) {
-    if (b.keys[i] === key) r.fail(k, 2, `duplicate key '${key}' (first at line ${b.keyLines[i]})`);
-  }
-  const n = b.size++;
-  b.keys[n] = key;
-  b.keyLines[n] = k + 1;
-  // The first character after the key says what follows (no substring: this runs per key, cold).
+  const valueStart = r.valueStart;
+  if (Object.hasOwn(keys, key)) r.fail(k, 2, `duplicate key '${key}' (first at line ${keys[key]!.line})`);
+  let v: YamlValue = null;
+  let valueCol = valueStart + 1;
+  let end = k + 1;
+  // The first character after the key says what follows.
   const c0 = valueStart < l.length ? l.charCodeAt(valueStart) : -1;
   if (c0 === -1 || c0 === 35 /* # */) {
     // Nested block (or null).
-    b.valueCols[n] = 0;
+    valueCol = 0;
     const next = r.nextContent(k + 1);
     const ni = next < 0 ? -1 : r.ind(next);
     if (next >= 0 && ni > 2) {
       const nl = r.lines[next]!;
-      if (nl.startsWith("- ", ni) || (nl.length === ni + 1 && nl.charCodeAt(ni) === 45) /* - */) {
-        b.values[n] = readBlockSeq(r, next, ni);
-      } else b.values[n] = readBlockMap(r, next, ni);
-      return blockEnd;
-    }
-    if (next >= 0 && ni === 2 && r.lines[next]!.startsWith("- ", ni)) {
+      const seq = nl.startsWith("- ", ni) || (nl.length === ni + 1 && nl.charCodeAt(ni) === 45); /* - */
+      v = seq ? readBlockSeq(r, next, ni) : readBlockMap(r, next, ni);
+      end = r.blockEnd;
+    } else if (next >= 0 && ni === 2 && r.lines[next]!.startsWith("- ", ni)) {
       // A block sequence may sit at the same indentation as its key.
-      b.values[n] = readBlockSeq(r, next, ni);
-      return blockEnd;
+      v = readBlockSeq(r, next, ni);
+      end = r.blockEnd;
     }
-    b.values[n] = null;
-    return k + 1;
-  }
-  b.valueCols[n] = valueStart + 1;
-  if (c0 === 124 /* | */) {
-    b.values[n] = readLiteralBlock(r, k, valueStart, 2);
-    return blockEnd;
-  }
-  b.values[n] = readInlineValue(r, k, valueStart, 2);
-  return k + 1;
+  } else if (c0 === 124 /* | */) {
+    v = readLiteralBlock(r, k, valueStart, 2);
+    end = r.blockEnd;
+  } else v = readInlineValue(r, k, valueStart, 2);
+  setOwn(value, key, v);
+  setOwn(keys, key, { line: k + 1, col: 3, valueCol });
+  return end;
 }
-
-// Second results of the readers below (module state instead of a tuple or
-// object per call: these run for every key on the catalog's cold path).
-/** readKey: the column where the value starts. */
-let keyValueStart = 0;
-/** readBlockMap/readBlockSeq/readLiteralBlock: the line after the block. */
-let blockEnd = 0;
 
 // `key:` then a space or the end of the line; keys are plain words, or
 // comma-separated words for `dispatch:` (`CPU, CUDA:`).
 const KEY_RE = /([A-Za-z0-9_]+(?:, ?[A-Za-z0-9_]+| [A-Za-z0-9_]+)*):(?: +|$)/y;
 
-/** The key at column `col` of line `k`; sets keyValueStart. */
+/** The key at column `col` of line `k`; sets r.valueStart. */
 function readKey(r: Reader, k: number, col: number): string {
   const l = r.lines[k]!;
   KEY_RE.lastIndex = col;
   const m = KEY_RE.exec(l);
   if (m) {
-    keyValueStart = KEY_RE.lastIndex;
+    r.valueStart = KEY_RE.lastIndex;
     return m[1]!;
   }
   // Slow path: say what is wrong.
@@ -333,23 +270,15 @@ function readKey(r: Reader, k: number, col: number): string {
   return r.fail(k, i + 1, "expected a space after ':'");
 }
 
-const scratchKeys: string[] = [];
-const scratchValues: YamlValue[] = [];
-
-/** A nested block mapping of scalars at indentation `ind` from line `k`; sets blockEnd. */
-function readBlockMap(r: Reader, k: number, ind: number): BlockMap {
-  // Collected in scratch arrays, kept as exact-size copies.
-  const keys = scratchKeys;
-  const values = scratchValues;
-  let size = 0;
+/** A nested block mapping of scalars at indentation `ind` from line `k`; sets r.blockEnd. */
+function readBlockMap(r: Reader, k: number, ind: number): Record<string, YamlValue> {
+  const map: Record<string, YamlValue> = {};
   let n = k;
   for (;;) {
     const l = r.lines[n]!;
     const key = readKey(r, n, ind);
-    const valueStart = keyValueStart;
-    let dup = false;
-    for (let i = 0; i < size; i++) if (keys[i] === key) dup = true;
-    if (dup) {
+    const valueStart = r.valueStart;
+    if (Object.hasOwn(map, key)) {
       let first = k;
       while (readKey(r, first, ind) !== key) first = r.nextContent(first + 1);
       r.fail(n, ind, `duplicate key '${key}' (first at line ${first + 1})`);
@@ -357,27 +286,26 @@ function readBlockMap(r: Reader, k: number, ind: number): BlockMap {
     const c0 = valueStart < l.length ? l.charCodeAt(valueStart) : -1;
     if (c0 === -1 || c0 === 35 /* # */) r.fail(n, ind, "nested blocks deeper than one level are not supported here");
     if (c0 === 124) r.fail(n, valueStart, "block scalars are not supported inside a nested mapping");
-    keys[size] = key;
-    values[size++] = readInlineValue(r, n, valueStart, ind);
+    setOwn(map, key, readInlineValue(r, n, valueStart, ind));
     const next = r.nextContent(n + 1);
     const ni = next < 0 ? -1 : r.ind(next);
     if (ni < ind) {
-      blockEnd = next < 0 ? r.lines.length : next;
-      return new BlockMap(keys.slice(0, size), values.slice(0, size));
+      r.blockEnd = next < 0 ? r.lines.length : next;
+      return map;
     }
     if (ni > ind) r.fail(next, ni, `unexpected indentation ${ni} inside a mapping indented by ${ind}`);
     n = next;
   }
 }
 
-/** A nested block sequence of scalars at indentation `ind` from line `k`; sets blockEnd. */
+/** A nested block sequence of scalars at indentation `ind` from line `k`; sets r.blockEnd. */
 function readBlockSeq(r: Reader, k: number, ind: number): YamlValue[] {
   const seq: YamlValue[] = [];
   let n = k;
   for (;;) {
     const l = r.lines[n]!;
     if (!l.startsWith("- ", ind)) {
-      blockEnd = n;
+      r.blockEnd = n;
       return seq;
     }
     let v = ind + 2;
@@ -388,12 +316,12 @@ function readBlockSeq(r: Reader, k: number, ind: number): YamlValue[] {
     seq.push(readInlineValue(r, n, v, ind + 2));
     const next = r.nextContent(n + 1);
     if (next < 0) {
-      blockEnd = r.lines.length;
+      r.blockEnd = r.lines.length;
       return seq;
     }
     const ni = r.ind(next);
     if (ni < ind) {
-      blockEnd = next;
+      r.blockEnd = next;
       return seq;
     }
     if (ni > ind) r.fail(next, ni, `unexpected indentation ${ni} inside a list indented by ${ind}`);
@@ -406,7 +334,7 @@ function looksLikeKey(s: string): boolean {
   return m !== null;
 }
 
-/** `|`, `|-`, `|+` literal block scalars (tags.yaml's `desc:`); sets blockEnd. */
+/** `|`, `|-`, `|+` literal block scalars (tags.yaml's `desc:`); sets r.blockEnd. */
 function readLiteralBlock(r: Reader, k: number, at: number, parentIndent: number): string {
   const l = r.lines[k]!;
   const header = l
@@ -439,7 +367,7 @@ function readLiteralBlock(r: Reader, k: number, at: number, parentIndent: number
   while (end > 0 && body[end - 1] === "") end--;
   const kept = body.slice(0, end);
   let s = kept.join("\n");
-  blockEnd = n;
+  r.blockEnd = n;
   if (header === "|-") return s;
   if (kept.length > 0) s += "\n";
   if (header === "|+") s += "\n".repeat(body.length - end);

@@ -337,6 +337,20 @@ describe("native_functions.yaml errors", () => {
       ]);
     }
   });
+
+  it("reports keys named like Object.prototype's members as unknown, never as a prototype", () => {
+    const text = "- func: f(Tensor self) -> Tensor\n  __proto__: 1\n  constructor: x\n  dispatch:\n    __proto__: k\n";
+    try {
+      parseNativeFunctionsYaml(text, "nf.yaml", new Set());
+      expect.unreachable();
+    } catch (e) {
+      const d = (e as UserError).diagnostics.map((x) => `${x.loc?.line}:${x.loc?.col}: ${x.message}`);
+      expect(d).toEqual([
+        "2:3: unknown key '__proto__' in a native_functions.yaml entry",
+        "3:3: unknown key 'constructor' in a native_functions.yaml entry",
+      ]);
+    }
+  });
 });
 
 describe("derivatives.yaml", () => {
