@@ -4,7 +4,7 @@
  * templates. Every decision is made in the plan before printing; what is
  * left is layout, and a printer keeps it in TypeScript, where a misspelt
  * field is a compile error rather than a render-time one, and where it costs
- * nothing to load (a template runtime was ~7 ms of a ~140 ms cold core gen:
+ * nothing to load (a template runtime's share of a cold gen is in
  * bench/micro-optimizations.md). C++ that gen copies unchanged, the derived
  * overloads' helpers, is kept as real C++ sources under templates/cpp/
  * (Note [C++ helper sources]), which the compile test builds on their own.

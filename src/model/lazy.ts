@@ -102,9 +102,9 @@ export class LazyNativeFunctions {
   /** Buckets read so far -> their signature groups. */
   private readonly done = new Map<string, readonly SigGroup[]>();
   /**
-   * What the buckets read so far hold (one table each for all buckets: fewer
-   * objects while V8 is cold): per file index its function and group, and the
-   * generated operators and their groups by name.
+   * What the buckets read so far hold, one table each for all buckets: per
+   * file index its function and group, and the generated operators and their
+   * groups by name.
    */
   private readonly fileFns: NativeFunction[] = [];
   private readonly fileGroups: (NativeFunctionsGroup | undefined)[] = [];
@@ -232,9 +232,8 @@ export class LazyNativeFunctions {
   all(): WholeCatalog {
     if (this.whole) return this.whole;
     // Entries of buckets not read yet are read in one pass, as the eager
-    // reader does: per-bucket reading costs more per entry while V8 is cold.
-    // Buckets are closed under signature groups, so the rest groups alone.
-    // (Indexed loops: for-of allocates per item in unoptimized code.)
+    // reader does. Buckets are closed under signature groups, so the rest
+    // groups alone.
     const fileFns = this.fileFns;
     const sigGroups: SigGroup[] = [];
     for (const b of this.done.values()) for (const s of b) sigGroups.push(s);

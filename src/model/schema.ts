@@ -259,19 +259,12 @@ function remember<V>(m: Map<string, V>, k: string, v: V): void {
   m.set(k, v);
 }
 
-// parseArguments collects into these and keeps exact-size copies: an array
-// grown by push holds room for 16 or more items, and a catalog keeps thousands.
-const scratchPositional: Argument[] = [];
-const scratchKwargOnly: Argument[] = [];
-const scratchOut: Argument[] = [];
-
 function parseArguments(c: Cursor): Arguments {
   const t = c.text;
-  // (Characters are compared by code: these loops run for every argument while V8 is cold.)
   if (t.charCodeAt(c.pos) === 41 /* ) */) return { positional: [], kwargOnly: [], out: [] };
-  let np = 0;
-  let nk = 0;
-  let no = 0;
+  const positional: Argument[] = [];
+  const kwargOnly: Argument[] = [];
+  const out: Argument[] = [];
   let section: "positional" | "kwarg" | "out" = "positional";
   const argsEnd = t.indexOf(") -> ", c.pos);
   for (;;) {
@@ -299,9 +292,9 @@ function parseArguments(c: Cursor): Arguments {
       else if (!write && section === "out") {
         c.fail(`non-mutable argument '${arg.name}' cannot follow mutable out arguments`, at);
       }
-      if (section === "positional") scratchPositional[np++] = arg;
-      else if (section === "kwarg") scratchKwargOnly[nk++] = arg;
-      else scratchOut[no++] = arg;
+      if (section === "positional") positional.push(arg);
+      else if (section === "kwarg") kwargOnly.push(arg);
+      else out.push(arg);
     }
     const p = c.pos;
     if (t.charCodeAt(p) === 41) break;
@@ -309,9 +302,9 @@ function parseArguments(c: Cursor): Arguments {
     else c.fail(`expected ', ' or ')' after an argument, found ${c.describeHere()}`);
   }
   return {
-    positional: scratchPositional.slice(0, np),
-    kwargOnly: scratchKwargOnly.slice(0, nk),
-    out: scratchOut.slice(0, no),
+    positional,
+    kwargOnly,
+    out,
   };
 }
 
@@ -608,12 +601,6 @@ export function selfArgument(a: Arguments): Argument | null {
   return i < 0 ? null : a.positional[i]!;
 }
 
-/** Positional arguments before `self` (e.g. `condition` of where.self); empty without self. */
-export function preSelfPositional(a: Arguments): readonly Argument[] {
-  const i = selfIndex(a);
-  return i < 0 ? [] : a.positional.slice(0, i);
-}
-
 /** Positional arguments after `self`; all positional arguments when there is no self. */
 export function postSelfPositional(a: Arguments): readonly Argument[] {
   const i = selfIndex(a);
@@ -663,11 +650,7 @@ export function tensorOptions(a: Arguments): TensorOptionsArguments | null {
 }
 
 export function hasSymInt(s: FunctionSchema): boolean {
-  // flatNonOut(s.arguments).some(isSymIntLike), without the copy.
-  const { positional, kwargOnly } = s.arguments;
-  for (let i = 0; i < positional.length; i++) if (isSymIntLike(positional[i]!.type)) return true;
-  for (let i = 0; i < kwargOnly.length; i++) if (isSymIntLike(kwargOnly[i]!.type)) return true;
-  return false;
+  return flatNonOut(s.arguments).some((a) => isSymIntLike(a.type));
 }
 
 /**
@@ -683,10 +666,7 @@ export function schemaKind(s: FunctionSchema): SchemaKind {
   if (s.name.name.inplace) return "inplace";
   for (let i = 0; i < out.length; i++) if (out[i]!.name.startsWith("_scratch_")) return "scratch";
   if (isOut) return "out";
-  // postSelfPositional(s.arguments).some(isWrite), without the copy.
-  const p = s.arguments.positional;
-  for (let i = selfIndex(s.arguments) + 1; i < p.length; i++) if (p[i]!.annotation?.isWrite === true) return "mutable";
-  return "functional";
+  return postSelfPositional(s.arguments).some((a) => a.annotation?.isWrite === true) ? "mutable" : "functional";
 }
 
 export interface SignatureOptions {

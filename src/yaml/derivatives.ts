@@ -63,9 +63,9 @@ export function scanDerivatives(text: string): DerivativesEntry[] {
 /**
  * The operator names of derivatives.yaml's entries (the `name:` schema up to
  * its `(`), what scanDerivatives' names give, without reading the entries'
- * keys: gen's autograd report only asks whether an operator has a formula,
- * and this is ~7× cheaper than the full scan on torch's 190 KB file
- * (Note [Formula names first]).
+ * keys: gen's autograd report only asks whether an operator has a formula
+ * (Note [Formula names first]; the two scans' costs are in
+ * bench/micro-optimizations.md).
  */
 export function scanDerivativeNames(text: string): Set<string> {
   const out = new Set<string>();

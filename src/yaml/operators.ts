@@ -70,7 +70,7 @@ class Reader {
   ind(k: number): number {
     let v = this.indents[k]!;
     if (v === -3) {
-      // indentOf, inline: this runs for every line read.
+      // As indentOf, with the blank/comment case.
       const l = this.lines[k]!;
       let i = 0;
       while (l.charCodeAt(i) === 32) i++;
