@@ -26,8 +26,6 @@ def main(argv: list[str]) -> int:
     p.add_argument("--package", required=True)
     p.add_argument("--device", required=True)
     p.add_argument("--json", action="store_true")
-    p = sub.add_parser("core-ops", help="print the core-tagged overloads of this torch as JSON")
-    p = sub.add_parser("ops-info", help="kind/core/view of overload names (one per line on stdin) as JSON")
     a = ap.parse_args(argv)
     if a.cmd == "run":
         from .pool import run
@@ -43,23 +41,12 @@ def main(argv: list[str]) -> int:
         idx = load_index(a.cache_dir)
         print(json.dumps({"overloads": len(idx["reach"]), "opinfos": len(idx["opinfos"])}))
         return 0
-    if a.cmd == "ops-info":
-        from .overloads import core_overloads, op_info
-
-        names = [n.strip() for n in sys.stdin.read().split() if n.strip()]
-        print(json.dumps({"core_total": len(core_overloads()), "ops": {n: op_info(n) for n in names}}, sort_keys=True))
-        return 0
     if a.cmd == "rerun":
         return rerun(a)
     if a.cmd == "custom":
         from .custom import main as custom_main
 
         return custom_main(a.package, a.device, a.json)
-    if a.cmd == "core-ops":
-        from .overloads import core_overloads
-
-        print(json.dumps(core_overloads()))
-        return 0
     return 2
 
 

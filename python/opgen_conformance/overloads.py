@@ -5,7 +5,6 @@ core tag. Nothing here runs an operator.
 
 from __future__ import annotations
 
-import os
 
 import torch
 
@@ -92,25 +91,8 @@ def target_of(name: str, kind: str) -> str:
     return name
 
 
-def core_overloads() -> list[str]:
-    """Overloads tagged ``core`` in the native_functions.yaml torch ships."""
-    import torchgen
-    import yaml
-
-    path = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native", "native_functions.yaml")
-    with open(path) as f:
-        entries = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    out = []
-    for e in entries:
-        tags = e.get("tags", [])
-        tags = [tags] if isinstance(tags, str) else tags
-        if "core" in tags:
-            out.append(e["func"].split("(", 1)[0])
-    return sorted(out)
-
-
 def op_info(name: str) -> dict:
-    """What the manifest may leave out, from the schema: kind, core, view."""
+    """What the manifest records of an overload (kind, core, view), from its schema (the tests' oracle)."""
     try:
         op = resolve_overload(name)
     except Exception:

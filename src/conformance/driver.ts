@@ -64,39 +64,25 @@ export function pythonEnv(): Record<string, string> {
 }
 
 /**
- * What ops-info would say, when the manifest says it all: `gen` records each
- * overload's kind, core tag and view-ness and the torch's core total, so a
- * run needs no Python process (and no torch import) just to learn
- * them. Manifests from before core_total was recorded ask Python.
+ * What the runner needs of each overload besides its name: `gen` records its
+ * kind, core tag and view-ness and the torch's core total in the manifest,
+ * so no Python process (and no torch import) is needed to learn them. A
+ * manifest without them was written by an older opgen-backend.
  */
-function fromManifest(m: OpManifest): { coreTotal: number; info: Record<string, OpInfo> } | null {
-  if (typeof m.core_total !== "number") return null;
+function fromManifest(m: OpManifest, file: string): { coreTotal: number; info: Record<string, OpInfo> } {
+  const stale = () =>
+    new UserError(
+      `${file}: written by an older opgen-backend (no core_total, or an operator without kind, core and view); ` +
+        "rerun `opgen-backend gen` (or `opgen-backend build`) to refresh it",
+    );
+  if (typeof m.core_total !== "number") throw stale();
   const info: Record<string, OpInfo> = {};
   for (const o of m.operators) {
-    if (typeof o.kind !== "string" || typeof o.core !== "boolean" || typeof o.view !== "boolean") return null;
-    if (!(OP_KINDS as readonly string[]).includes(o.kind)) return null;
+    if (typeof o.kind !== "string" || typeof o.core !== "boolean" || typeof o.view !== "boolean") throw stale();
+    if (!(OP_KINDS as readonly string[]).includes(o.kind)) throw stale();
     info[o.name] = { exists: true, kind: o.kind as OpKind, core: o.core, view: o.view };
   }
   return { coreTotal: m.core_total, info };
-}
-
-async function opsInfo(
-  python: string,
-  names: readonly string[],
-): Promise<{ coreTotal: number; info: Record<string, OpInfo> }> {
-  const r = await execa(python, ["-m", "opgen_conformance", "ops-info"], {
-    input: names.join("\n"),
-    env: pythonEnv(),
-    reject: false,
-  });
-  if (r.exitCode !== 0) {
-    const last = String(r.stderr).trim().split("\n").slice(-3).join("\n");
-    throw new UserError(
-      `the conformance runner cannot start with Python '${python}':\n${last}\nis torch installed there? pass --python or set OPGEN_PYTHON`,
-    );
-  }
-  const j = JSON.parse(String(r.stdout)) as { core_total: number; ops: Record<string, OpInfo> };
-  return { coreTotal: j.core_total, info: j.ops };
 }
 
 function shardSuffix(s?: Shard): string {
@@ -120,12 +106,7 @@ export async function runTest(opts: TestOptions): Promise<RunOutcome> {
   const exp: ExpectationsFile =
     opts.expectations || existsSync(expFile) ? loadExpectations(expFile) : EMPTY_EXPECTATIONS;
 
-  const { coreTotal, info } =
-    fromManifest(manifest) ??
-    (await opsInfo(
-      python,
-      manifest.operators.map((o) => o.name),
-    ));
+  const { coreTotal, info } = fromManifest(manifest, manifestFile);
   const { ops, unmatched } = selectOps(manifest, info, opts.selection);
   if (unmatched.length > 0) {
     throw new UserError(`--ops ${unmatched.join(", ")}: matches no operator in ${manifestFile}`);

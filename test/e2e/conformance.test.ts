@@ -195,7 +195,7 @@ beforeAll(async () => {
     // A silent fallback: listed in the manifest, but no kernel registered.
     const mf = path.join(broken.dir, "csrc", "generated", "op_manifest.json");
     const m = JSON.parse(readFileSync(mf, "utf8"));
-    m.operators.push({ name: "cos", served_by: "kernel" });
+    m.operators.push({ name: "cos", kind: "functional", core: true, view: false, served_by: "kernel" });
     m.operators.sort((a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : 1));
     writeFileSync(path.join(work, "broken-manifest.json"), JSON.stringify(m, null, 2));
   } catch (e) {

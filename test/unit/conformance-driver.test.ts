@@ -67,4 +67,33 @@ describe("opgen-backend test --faults (CPU as the device)", () => {
     expect(readFileSync(out("r.md"), "utf8")).toBe(toMarkdown(report));
     expect(() => checkOutcome(report)).toThrow(UserError);
   }, 600_000);
+
+  it("refuses a manifest from before the manifest recorded kinds and the core total, saying how to refresh it", async () => {
+    const work = mkdtempSync(path.join(tmpdir(), "opgen-conformance-stale-"));
+    const old = path.join(work, "op_manifest.json");
+    const m = JSON.parse(readFileSync(path.join(fixtures, "manifest.json"), "utf8"));
+    for (const drop of ["core_total", "kind"] as const) {
+      const stale =
+        drop === "core_total"
+          ? { ...m, core_total: undefined }
+          : { ...m, operators: m.operators.map((o: object) => ({ ...o, kind: undefined })) };
+      writeFileSync(old, JSON.stringify(stale));
+      const run = runTest({
+        projectDir: work,
+        python,
+        manifest: old,
+        selection: { globs: ["abs"] },
+        workers: 1,
+        timeoutS: 30,
+        seed: 0,
+        maxSamples: 1,
+        resume: false,
+        quiet: true,
+      });
+      await expect(run).rejects.toThrow(UserError);
+      await expect(run).rejects.toThrow(
+        /op_manifest\.json: written by an older opgen-backend .*rerun `opgen-backend gen`/,
+      );
+    }
+  });
 });
