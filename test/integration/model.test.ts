@@ -22,6 +22,16 @@ import { UserError } from "../../src/util/errors.js";
 import { scanDerivativeNames } from "../../src/yaml/derivatives.js";
 import { readYamlList } from "../../src/yaml/operators.js";
 
+/** parseNativeFunctionsYaml's problems with `text`, as `line:col: message`. */
+function problems(text: string): string[] {
+  try {
+    parseNativeFunctionsYaml(text, "nf.yaml", new Set());
+  } catch (e) {
+    return (e as UserError).diagnostics.map((x) => `${x.loc?.line}:${x.loc?.col}: ${x.message}`);
+  }
+  return [];
+}
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const fixtures = path.join(root, "test/fixtures/model");
 const venvPython = path.join(root, ".venv/bin/python");
@@ -307,13 +317,10 @@ describe("native_functions.yaml errors", () => {
 
   it("shows a nested mapping given where a string belongs, and checks kernel names", () => {
     const text = "- func:\n    CPU: x\n- func: b(Tensor self) -> Tensor\n  dispatch:\n    CPU: 3\n";
-    try {
-      parseNativeFunctionsYaml(text, "nf.yaml", new Set());
-      expect.unreachable();
-    } catch (e) {
-      const d = (e as UserError).diagnostics.map((x) => `${x.loc?.line}:${x.loc?.col}: ${x.message}`);
-      expect(d).toEqual([`1:3: 'func' must be a string, got {"CPU":"x"}`, "4:3: kernel for 'CPU' must be a string"]);
-    }
+    expect(problems(text)).toEqual([
+      `1:3: 'func' must be a string, got {"CPU":"x"}`,
+      "4:3: kernel for 'CPU' must be a string",
+    ]);
   });
 
   it("reports every bad entry in one error", () => {
@@ -325,31 +332,19 @@ describe("native_functions.yaml errors", () => {
       "  bogus: 1",
       "",
     ].join("\n");
-    try {
-      parseNativeFunctionsYaml(text, "nf.yaml", new Set());
-      expect.unreachable();
-    } catch (e) {
-      const d = (e as UserError).diagnostics.map((x) => `${x.loc?.line}:${x.loc?.col}: ${x.message}`);
-      expect(d).toEqual([
-        "2:13: illegal variant 'functoin'; expected 'function' and/or 'method'",
-        "5:3: unknown key 'bogus' in a native_functions.yaml entry",
-        "4:17: illegal device_check 'Maybe'; expected ExactSame or NoCheck",
-      ]);
-    }
+    expect(problems(text)).toEqual([
+      "2:13: illegal variant 'functoin'; expected 'function' and/or 'method'",
+      "5:3: unknown key 'bogus' in a native_functions.yaml entry",
+      "4:17: illegal device_check 'Maybe'; expected ExactSame or NoCheck",
+    ]);
   });
 
   it("reports keys named like Object.prototype's members as unknown, never as a prototype", () => {
     const text = "- func: f(Tensor self) -> Tensor\n  __proto__: 1\n  constructor: x\n  dispatch:\n    __proto__: k\n";
-    try {
-      parseNativeFunctionsYaml(text, "nf.yaml", new Set());
-      expect.unreachable();
-    } catch (e) {
-      const d = (e as UserError).diagnostics.map((x) => `${x.loc?.line}:${x.loc?.col}: ${x.message}`);
-      expect(d).toEqual([
-        "2:3: unknown key '__proto__' in a native_functions.yaml entry",
-        "3:3: unknown key 'constructor' in a native_functions.yaml entry",
-      ]);
-    }
+    expect(problems(text)).toEqual([
+      "2:3: unknown key '__proto__' in a native_functions.yaml entry",
+      "3:3: unknown key 'constructor' in a native_functions.yaml entry",
+    ]);
   });
 });
 
