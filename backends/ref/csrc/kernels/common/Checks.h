@@ -11,6 +11,7 @@
 #include "kernels/common/Descriptors.h"
 
 #include <initializer_list>
+#include <string>
 
 namespace refk {
 
@@ -46,6 +47,7 @@ namespace check {
 // library's checked() turns it into a status.
 struct Verdict {
   const char* error = nullptr;
+  const char* error_op = nullptr;  // the call `error` is about, when its text does not name it
   const char* unsupported_op = nullptr;
   refkDtype dtype = refkFloat32;
 
@@ -57,6 +59,14 @@ struct Verdict {
     v.dtype = d;
     return v;
   }
+  // An error of a check that several calls share: its text, named by the call.
+  static Verdict invalid(const char* op, const char* e) {
+    Verdict v(e);
+    v.error_op = op;
+    return v;
+  }
+  // The error text the library records: "op: error" or the error alone.
+  std::string message() const { return error_op != nullptr ? std::string(error_op) + ": " + error : error; }
 };
 
 // Every operand has the first one's shape (and a rank the descriptors hold).

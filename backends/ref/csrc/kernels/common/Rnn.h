@@ -5,10 +5,10 @@
 // library threads over batch rows, the CUDA library runs a thread per unit.
 #pragma once
 
+#include "kernels/common/Checks.h"
 #include "kernels/common/Dtypes.h"
 
 #include <initializer_list>
-#include <string>
 
 namespace refk {
 namespace rnn {
@@ -123,18 +123,20 @@ struct Shape {
   int64_t cols;
 };
 
-// Every present operand of one dtype and its expected shape; the error text
-// (without the op's name) or nullptr.
-inline const char* check_cell(refkDtype dtype, int64_t batch, int64_t h, int64_t gates,
-                              std::initializer_list<Shape> operands) {
+// The operands of cell call `op` (both libraries check them so, Note [One
+// definition per semantics]): a floating dtype, and every present operand of
+// that dtype and its expected shape.
+inline check::Verdict check_cell(const char* op, refkDtype dtype, int64_t batch, int64_t h, int64_t gates,
+                                 std::initializer_list<Shape> operands) {
+  if (!is_floating_dtype(dtype)) return check::Verdict::unsupported(op, dtype);
   for (const Shape& s : operands) {
     if (!present(s.t)) continue;
-    if (s.t->dtype != dtype) return "operands of one dtype expected";
+    if (s.t->dtype != dtype) return check::Verdict::invalid(op, "operands of one dtype expected");
     const bool ok = s.cols == 0 ? s.t->ndim == 1 && s.t->sizes[0] == gates * h
                                 : s.t->ndim == 2 && s.t->sizes[0] == batch && s.t->sizes[1] == s.cols * h;
-    if (!ok) return "operand of unexpected shape";
+    if (!ok) return check::Verdict::invalid(op, "operand of unexpected shape");
   }
-  return nullptr;
+  return {};
 }
 
 }  // namespace rnn

@@ -36,7 +36,7 @@ refkStatus unsupported(const char* op, refkDtype d);
 // A common/Checks.h verdict as a status: its text as an invalid-value
 // error, its refused dtype as unsupported(), or success.
 inline refkStatus checked(const check::Verdict& v) {
-  if (v.error != nullptr) return fail(refkErrorInvalidValue, v.error);
+  if (v.error != nullptr) return fail(refkErrorInvalidValue, v.message());
   if (v.unsupported_op != nullptr) return unsupported(v.unsupported_op, v.dtype);
   return refkSuccess;
 }

@@ -68,15 +68,6 @@ void gru_backward(int threads, const refkTensor& gi_t, const refkTensor& gh_t, c
   });
 }
 
-refkStatus check_cell(const char* op, refkDtype dtype, int64_t batch, int64_t h, int64_t gates,
-                      std::initializer_list<rnn::Shape> operands) {
-  if (!is_floating_dtype(dtype)) return unsupported(op, dtype);
-  if (const char* e = rnn::check_cell(dtype, batch, h, gates, operands)) {
-    return fail(refkErrorInvalidValue, std::string(op) + ": " + e);
-  }
-  return refkSuccess;
-}
-
 // Runs f(Tag<T>{}) for the floating storage type of d; other dtypes are errors.
 template <class F>
 refkStatus floating_dispatch(const char* op, refkDtype d, F&& f) {
@@ -106,9 +97,9 @@ extern "C" refkStatus refkLstmCell(const refkContext* ctx, const refkTensor* hy,
     if (present(input_bias) != present(hidden_bias)) {
       return fail(refkErrorInvalidValue, "lstm_cell: both biases or neither");
     }
-    if (auto s = check_cell("lstm_cell", cx->dtype, batch, h, 4,
-                            {{hy, 1}, {cy, 1}, {workspace, 4}, {input_gates, 4}, {hidden_gates, 4}, {input_bias, 0},
-                             {hidden_bias, 0}})) {
+    if (auto s = checked(rnn::check_cell("lstm_cell", cx->dtype, batch, h, 4,
+                                         {{hy, 1}, {cy, 1}, {workspace, 4}, {input_gates, 4}, {hidden_gates, 4},
+                                          {input_bias, 0}, {hidden_bias, 0}}))) {
       return s;
     }
     if (batch == 0 || h == 0) return refkSuccess;
@@ -127,8 +118,9 @@ extern "C" refkStatus refkLstmCellBackward(const refkContext* ctx, const refkTen
   return guarded("lstm_cell_backward", [&] {
     if (cx->ndim != 2) return fail(refkErrorInvalidValue, "lstm_cell_backward: cx must be 2-d");
     const int64_t batch = cx->sizes[0], h = cx->sizes[1];
-    if (auto s = check_cell("lstm_cell_backward", cx->dtype, batch, h, 4,
-                            {{grad_gates, 4}, {grad_cx, 1}, {grad_hy, 1}, {grad_cy, 1}, {cy, 1}, {workspace, 4}})) {
+    if (auto s = checked(rnn::check_cell("lstm_cell_backward", cx->dtype, batch, h, 4,
+                                         {{grad_gates, 4}, {grad_cx, 1}, {grad_hy, 1}, {grad_cy, 1}, {cy, 1},
+                                          {workspace, 4}}))) {
       return s;
     }
     if (batch == 0 || h == 0) return refkSuccess;
@@ -149,9 +141,9 @@ extern "C" refkStatus refkGruCell(const refkContext* ctx, const refkTensor* hy, 
     if (present(input_bias) != present(hidden_bias)) {
       return fail(refkErrorInvalidValue, "gru_cell: both biases or neither");
     }
-    if (auto s = check_cell("gru_cell", hx->dtype, batch, h, 3,
-                            {{hy, 1}, {workspace, 5}, {input_gates, 3}, {hidden_gates, 3}, {input_bias, 0},
-                             {hidden_bias, 0}})) {
+    if (auto s = checked(rnn::check_cell("gru_cell", hx->dtype, batch, h, 3,
+                                         {{hy, 1}, {workspace, 5}, {input_gates, 3}, {hidden_gates, 3},
+                                          {input_bias, 0}, {hidden_bias, 0}}))) {
       return s;
     }
     if (batch == 0 || h == 0) return refkSuccess;
@@ -169,8 +161,9 @@ extern "C" refkStatus refkGruCellBackward(const refkContext* ctx, const refkTens
   return guarded("gru_cell_backward", [&] {
     if (grad_hy->ndim != 2) return fail(refkErrorInvalidValue, "gru_cell_backward: grad_hy must be 2-d");
     const int64_t batch = grad_hy->sizes[0], h = grad_hy->sizes[1];
-    if (auto s = check_cell("gru_cell_backward", grad_hy->dtype, batch, h, 3,
-                            {{grad_input_gates, 3}, {grad_hidden_gates, 3}, {grad_hx, 1}, {workspace, 5}})) {
+    if (auto s = checked(rnn::check_cell("gru_cell_backward", grad_hy->dtype, batch, h, 3,
+                                         {{grad_input_gates, 3}, {grad_hidden_gates, 3}, {grad_hx, 1},
+                                          {workspace, 5}}))) {
       return s;
     }
     if (batch == 0 || h == 0) return refkSuccess;

@@ -7,6 +7,7 @@
 namespace refkc {
 namespace {
 
+using refk::rnn::check_cell;
 using refk::rnn::Optional;
 using refk::rnn::present;
 using refk::rnn::Rows;
@@ -47,15 +48,6 @@ __global__ void gru_backward_kernel(int64_t batch, int64_t h, Rows<T> gi, Rows<T
   }
 }
 
-refkStatus check_cell(const char* op, refkDtype dtype, int64_t batch, int64_t h, int64_t gates,
-                      std::initializer_list<refk::rnn::Shape> operands) {
-  if (!is_floating_dtype(dtype)) return unsupported(op, dtype);
-  if (const char* e = refk::rnn::check_cell(dtype, batch, h, gates, operands)) {
-    return fail(refkErrorInvalidValue, std::string(op) + ": " + e);
-  }
-  return refkSuccess;
-}
-
 }  // namespace
 }  // namespace refkc
 
@@ -69,9 +61,9 @@ refkStatus refkLstmCell(const refkContext* ctx, const refkTensor* hy, const refk
   if (cx->ndim != 2) return fail(refkErrorInvalidValue, "lstm_cell: cx must be 2-d");
   const int64_t batch = cx->sizes[0], h = cx->sizes[1];
   if (present(input_bias) != present(hidden_bias)) return fail(refkErrorInvalidValue, "lstm_cell: both biases or neither");
-  if (auto s = check_cell("lstm_cell", cx->dtype, batch, h, 4,
-                          {{hy, 1}, {cy, 1}, {workspace, 4}, {input_gates, 4}, {hidden_gates, 4}, {input_bias, 0},
-                           {hidden_bias, 0}})) {
+  if (auto s = checked(check_cell("lstm_cell", cx->dtype, batch, h, 4,
+                                  {{hy, 1}, {cy, 1}, {workspace, 4}, {input_gates, 4}, {hidden_gates, 4},
+                                   {input_bias, 0}, {hidden_bias, 0}}))) {
     return s;
   }
   if (batch == 0 || h == 0) return refkSuccess;
@@ -89,8 +81,9 @@ refkStatus refkLstmCellBackward(const refkContext* ctx, const refkTensor* grad_g
                                 const refkTensor* cy, const refkTensor* workspace) {
   if (cx->ndim != 2) return fail(refkErrorInvalidValue, "lstm_cell_backward: cx must be 2-d");
   const int64_t batch = cx->sizes[0], h = cx->sizes[1];
-  if (auto s = check_cell("lstm_cell_backward", cx->dtype, batch, h, 4,
-                          {{grad_gates, 4}, {grad_cx, 1}, {grad_hy, 1}, {grad_cy, 1}, {cy, 1}, {workspace, 4}})) {
+  if (auto s = checked(check_cell("lstm_cell_backward", cx->dtype, batch, h, 4,
+                                  {{grad_gates, 4}, {grad_cx, 1}, {grad_hy, 1}, {grad_cy, 1}, {cy, 1},
+                                   {workspace, 4}}))) {
     return s;
   }
   if (batch == 0 || h == 0) return refkSuccess;
@@ -109,9 +102,9 @@ refkStatus refkGruCell(const refkContext* ctx, const refkTensor* hy, const refkT
   if (hx->ndim != 2) return fail(refkErrorInvalidValue, "gru_cell: hx must be 2-d");
   const int64_t batch = hx->sizes[0], h = hx->sizes[1];
   if (present(input_bias) != present(hidden_bias)) return fail(refkErrorInvalidValue, "gru_cell: both biases or neither");
-  if (auto s = check_cell("gru_cell", hx->dtype, batch, h, 3,
-                          {{hy, 1}, {workspace, 5}, {input_gates, 3}, {hidden_gates, 3}, {input_bias, 0},
-                           {hidden_bias, 0}})) {
+  if (auto s = checked(check_cell("gru_cell", hx->dtype, batch, h, 3,
+                                  {{hy, 1}, {workspace, 5}, {input_gates, 3}, {hidden_gates, 3}, {input_bias, 0},
+                                   {hidden_bias, 0}}))) {
     return s;
   }
   if (batch == 0 || h == 0) return refkSuccess;
@@ -129,8 +122,8 @@ refkStatus refkGruCellBackward(const refkContext* ctx, const refkTensor* grad_in
                                const refkTensor* grad_hy, const refkTensor* workspace) {
   if (grad_hy->ndim != 2) return fail(refkErrorInvalidValue, "gru_cell_backward: grad_hy must be 2-d");
   const int64_t batch = grad_hy->sizes[0], h = grad_hy->sizes[1];
-  if (auto s = check_cell("gru_cell_backward", grad_hy->dtype, batch, h, 3,
-                          {{grad_input_gates, 3}, {grad_hidden_gates, 3}, {grad_hx, 1}, {workspace, 5}})) {
+  if (auto s = checked(check_cell("gru_cell_backward", grad_hy->dtype, batch, h, 3,
+                                  {{grad_input_gates, 3}, {grad_hidden_gates, 3}, {grad_hx, 1}, {workspace, 5}}))) {
     return s;
   }
   if (batch == 0 || h == 0) return refkSuccess;
