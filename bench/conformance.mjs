@@ -22,6 +22,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeYamls } from "./common.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { runTest, PYTHON_DIR } = await import(path.join(ROOT, "dist", "conformance", "driver.js"));
@@ -40,22 +41,26 @@ const work = mkdtempSync(path.join(tmpdir(), "opgen-conformance-bench-"));
 if (site) process.env.PYTHONPATH = process.env.PYTHONPATH ? `${site}${path.delimiter}${process.env.PYTHONPATH}` : site;
 const env = { ...process.env, PYTHONPATH: [PYTHON_DIR, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) };
 
-function coreManifest() {
-  const ops = JSON.parse(execFileSync(python, ["-m", "opgen_conformance", "core-ops"], { env, encoding: "utf8" }));
+/** The manifest `gen` writes for the core-ATen overloads, with CPU playing the device. */
+async function coreManifest() {
+  const { paths } = await writeYamls(work);
+  const out = path.join(work, "core-gen");
+  execFileSync(process.execPath, [path.join(ROOT, "bin", "opgen-backend.js"), "gen", paths.core, "-o", out], {
+    env,
+    stdio: "ignore",
+  });
+  const m = JSON.parse(readFileSync(path.join(out, "op_manifest.json"), "utf8"));
   const file = path.join(work, "core-manifest.json");
-  writeFileSync(
-    file,
-    JSON.stringify({ device: "cpu", python_package: "none", torch_version: "", operators: ops.map((name) => ({ name })) }),
-  );
+  writeFileSync(file, JSON.stringify({ ...m, device: "cpu", python_package: "none" }));
   return file;
 }
 
 const noFaults = path.join(work, "nofaults.py");
 writeFileSync(noFaults, "FAULTS = {}\n");
 
-function deviceOpts() {
+async function deviceOpts() {
   if (project) return { projectDir: project };
-  return { projectDir: work, manifest: coreManifest(), faults: noFaults };
+  return { projectDir: work, manifest: await coreManifest(), faults: noFaults };
 }
 
 const OVERHEAD_OPS = [
@@ -78,7 +83,7 @@ const OVERHEAD_OPS = [
 
 async function overhead() {
   const results = path.join(work, "overhead.jsonl");
-  const o = deviceOpts();
+  const o = await deviceOpts();
   const t0 = Date.now();
   const { report, configFile } = await runTest({
     ...o,
@@ -124,7 +129,7 @@ async function overhead() {
 }
 
 async function core() {
-  const o = deviceOpts();
+  const o = await deviceOpts();
   const t0 = Date.now();
   const { report } = await runTest({
     ...o,

@@ -41,7 +41,7 @@ import os
 # `torch.backends` entry point). Two PrivateUse1 backends cannot coexist
 # ("multiple backend fallbacks for PrivateUse1"), and the runner tests exactly
 # the package its manifest names, which RealDevice imports. Every entry point
-# (run, worker, rerun, ops-info, ...) imports this package before torch, and
+# (run, worker, rerun, custom, ...) imports this package before torch, and
 # the processes it starts inherit the switch.
 os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
 

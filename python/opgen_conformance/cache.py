@@ -14,6 +14,7 @@ regenerated.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import os
@@ -98,11 +99,32 @@ def cached_sample_list(cache_dir: str, task: dict, dtype: Any, seed: int, max_sa
         pass
     # The coordinator has the index ready before it hands out the first task.
     samples = sample_list(task["op"], task["kind"], dtype, seed, load_index(cache_dir), max_samples)
+    _picklable_memory_formats()
+    tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
         torch.save({"task": what, "samples": samples}, tmp)
         os.replace(tmp, path)
     except Exception:
-        pass
+        # Not cached (a full disk, a value torch.save cannot write): the samples still serve this run.
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
     return samples
+
+
+def _memory_format(name: str) -> Any:
+    import torch
+
+    return getattr(torch, name)
+
+
+def _picklable_memory_formats() -> None:
+    """torch.save cannot write a torch.memory_format (torch 2.13: "cannot
+    pickle 'module' object"), which samples of clone, empty_like, to and
+    contiguous pass as `memory_format=`: without this their sample lists were
+    never cached. Each is stored as its name and read back with getattr."""
+    import copyreg
+
+    import torch
+
+    copyreg.pickle(torch.memory_format, lambda m: (_memory_format, (str(m).removeprefix("torch."),)))

@@ -12,7 +12,7 @@ from opgen_conformance.sample import Sample, derive_seed, describe
 from opgen_conformance.samples import _with_variants, sample_list
 from opgen_conformance.sources.schema import synthesize, variants_of
 
-from .helpers import empty_index
+from .helpers import empty_index, write_empty_index
 
 
 def same(a, b):
@@ -107,6 +107,28 @@ class SamplesTest(unittest.TestCase):
         self.assertLessEqual(want | sources, files)
         # the coordinator's side and the cache itself make no samples
         self.assertFalse(files & {"pool.py", "worker.py", "cache.py", "results.py", "config.py", "checks.py"}, files)
+
+    def test_sample_cache_stores_memory_formats_and_leaves_no_temporary_files(self):
+        # torch.save cannot write a torch.memory_format by itself; clone's samples pass one
+        import os
+        import tempfile
+        from unittest import mock
+
+        from opgen_conformance.cache import cached_sample_list, sample_cache_file, samples_cache_dir
+
+        task = {"op": "clone", "kind": "functional", "dtype": "float32"}
+        made = [Sample((torch.rand(2, 3, 4, 5),), {"memory_format": torch.channels_last}, "opinfo:clone#0")]
+        with tempfile.TemporaryDirectory() as d, mock.patch("opgen_conformance.samples.sample_list", return_value=made):
+            write_empty_index(d)
+            self.assertIs(cached_sample_list(d, task, torch.float32, 0, 6), made)
+            sdir = samples_cache_dir(d)
+            stored = torch.load(sample_cache_file(sdir, {**task, "seed": 0, "max_samples": 6}), weights_only=False)
+            self.assertIs(stored["samples"][0].kwargs["memory_format"], torch.channels_last)
+            # what torch.save cannot write is not cached, and leaves nothing behind
+            unsaveable = [Sample((torch.rand(2),), {"fn": lambda x: x}, "x")]
+            with mock.patch("opgen_conformance.samples.sample_list", return_value=unsaveable):
+                self.assertIs(cached_sample_list(d, {**task, "op": "neg"}, torch.float32, 0, 6), unsaveable)
+            self.assertEqual(len(os.listdir(sdir)), 1, os.listdir(sdir))
 
     def test_budget_always_reaches_the_synthesized_variants(self):
         # Note [Sample budget]: 6 plain traced samples leave room for 3, the 4 missing variants take it

@@ -70,17 +70,22 @@ export function pythonEnv(): Record<string, string> {
  * manifest without them was written by an older opgen-backend.
  */
 function fromManifest(m: OpManifest, file: string): { coreTotal: number; info: Record<string, OpInfo> } {
-  const stale = () =>
-    new UserError(
-      `${file}: written by an older opgen-backend (no core_total, or an operator without kind, core and view); ` +
-        "rerun `opgen-backend gen` (or `opgen-backend build`) to refresh it",
-    );
-  if (typeof m.core_total !== "number") throw stale();
+  const refresh = "; a manifest written by an older opgen-backend lacks it: rerun `opgen-backend gen` (or `build`)";
+  if (typeof m.core_total !== "number") throw new UserError(`${file}: no core_total${refresh}`);
   const info: Record<string, OpInfo> = {};
   for (const o of m.operators) {
-    if (typeof o.kind !== "string" || typeof o.core !== "boolean" || typeof o.view !== "boolean") throw stale();
-    if (!(OP_KINDS as readonly string[]).includes(o.kind)) throw stale();
-    info[o.name] = { exists: true, kind: o.kind as OpKind, core: o.core, view: o.view };
+    const bad =
+      typeof o.kind !== "string"
+        ? "no kind"
+        : !(OP_KINDS as readonly string[]).includes(o.kind)
+          ? `kind ${JSON.stringify(o.kind)} (allowed: ${OP_KINDS.join(", ")})`
+          : typeof o.core !== "boolean"
+            ? "no core (true or false)"
+            : typeof o.view !== "boolean"
+              ? "no view (true or false)"
+              : null;
+    if (bad !== null) throw new UserError(`${file}: operator ${o.name} has ${bad}${refresh}`);
+    info[o.name] = { exists: true, kind: o.kind as OpKind, core: o.core as boolean, view: o.view as boolean };
   }
   return { coreTotal: m.core_total, info };
 }

@@ -63,8 +63,7 @@ export function gradientReport(plan: Plan, catalog: OperatorCatalog): GradientRe
   const ops: GradientEntry[] = [];
   const warnings: Diagnostic[] = [];
   const seen = new Set<string>();
-  // Which operators have a formula: the names alone (Note [Formula names first]).
-  const derivatives = catalog.derivativeNames;
+  const derivatives = catalog.derivatives;
   // Each served overload with the kind the plan gave it (runtime functions
   // are not registrations: their kind is read here).
   const served: { readonly f: NativeFunction; readonly kind: SchemaKind }[] = [

@@ -45,12 +45,7 @@ export interface Manifest {
 
 const isView = (f: NativeFunction) => f.func.returns.some((x) => x.annotation !== null && !x.annotation.isWrite);
 
-/**
- * One manifest line. A single object literal, keys in the manifest's order:
- * gen builds one per registered overload (~3,000 with every operator), and
- * V8 without its optimizing tiers (Note [No optimizing JIT for gen]) copies
- * a spread object key by key.
- */
+/** One manifest line, keys in the manifest's order. */
 function entry(
   f: NativeFunction,
   kind: string,
@@ -63,7 +58,7 @@ function entry(
     name: f.name,
     schema: f.funcText,
     kind,
-    tags: f.tags.length < 2 ? f.tags.slice() : [...f.tags].sort(cmp),
+    tags: [...f.tags].sort(cmp),
     core: f.tags.includes("core"),
     served_by: servedBy,
     kernel,

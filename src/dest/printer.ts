@@ -10,8 +10,11 @@
  * (Note [C++ helper sources]), which the compile test builds on their own.
  *
  * The printer tracks a file's #includes: include() may be called at any
- * point while printing, and the block goes where includesHere() stood, each
- * header once, in the order first asked for.
+ * point while printing, and the block goes where includesHere() (called
+ * once) stood, each header once, in the order first asked for. Where it
+ * differs from the templates it replaced, on inputs gen never gives: an
+ * empty comment line prints as `//` (no trailing space), and a header asked
+ * for twice is printed once.
  */
 
 const INCLUDES = Symbol("includes");

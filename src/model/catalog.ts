@@ -9,12 +9,12 @@
  * only when an operator of its group is first asked for (Note [Lazy catalog]
  * in lazy.ts: a cold `gen` of the core-ATen set parses ~1/5 of the file),
  * memoizes per YAML path, and leaves derivatives.yaml until
- * it is first asked for (Note [Formula names first]). The model never writes
- * anywhere.
+ * `catalog.derivatives` is first read. The model never writes anywhere.
  */
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { TorchInstall } from "../torch/discover.js";
-import { Formulas } from "./derivatives.js";
+import { parseDerivativesYaml } from "./derivatives.js";
 import { LazyMap, LazyNativeFunctions } from "./lazy.js";
 import { groupFunctions, isGroup, parseNativeFunctionsYaml } from "./native.js";
 import { parseTagsYaml } from "./tags.js";
@@ -70,7 +70,7 @@ export function buildCatalog(src: CatalogSources, nativeFunctionsText: string, t
 function lazyCatalog(src: CatalogSources, lazy: LazyNativeFunctions, tags: readonly TagInfo[]): OperatorCatalog {
   let functions: readonly NativeFunction[] | null = null;
   let groups: readonly (NativeFunctionsGroup | NativeFunction)[] | null = null;
-  const formulas = new Formulas(src.derivativesYaml);
+  let derivatives: ReadonlyMap<string, DerivativeInfo> | null = null;
   let core: readonly string[] | null = null;
   return Object.freeze({
     torchVersion: src.version,
@@ -92,10 +92,8 @@ function lazyCatalog(src: CatalogSources, lazy: LazyNativeFunctions, tags: reado
     ),
     tags: Object.freeze([...tags]),
     get derivatives(): ReadonlyMap<string, DerivativeInfo> {
-      return formulas.derivatives;
-    },
-    get derivativeNames(): ReadonlySet<string> {
-      return formulas.names;
+      derivatives ??= parseDerivativesYaml(readFileSync(src.derivativesYaml, "utf8"), src.derivativesYaml);
+      return derivatives;
     },
     coreNames: () => {
       core ??= Object.freeze(lazy.coreNames());
@@ -120,7 +118,7 @@ function assembleCatalog(src: CatalogSources, data: CatalogData): OperatorCatalo
     if (!isGroup(g)) continue;
     for (const f of groupFunctions(g)) groupOf.set(f.name, g);
   }
-  const formulas = new Formulas(src.derivativesYaml);
+  let derivatives: ReadonlyMap<string, DerivativeInfo> | null = null;
   return Object.freeze({
     torchVersion: src.version,
     functions: Object.freeze([...functions]),
@@ -129,10 +127,8 @@ function assembleCatalog(src: CatalogSources, data: CatalogData): OperatorCatalo
     groupOf,
     tags: Object.freeze([...tags]),
     get derivatives(): ReadonlyMap<string, DerivativeInfo> {
-      return formulas.derivatives;
-    },
-    get derivativeNames(): ReadonlySet<string> {
-      return formulas.names;
+      derivatives ??= parseDerivativesYaml(readFileSync(src.derivativesYaml, "utf8"), src.derivativesYaml);
+      return derivatives;
     },
   });
 }

@@ -5,8 +5,7 @@
  * (names and keys; the C++ formulas are never needed). The catalog reads this
  * file only when someone asks.
  */
-import { readFileSync } from "node:fs";
-import { scanDerivativeNames, scanDerivatives } from "../yaml/derivatives.js";
+import { scanDerivatives } from "../yaml/derivatives.js";
 import type { DerivativeInfo } from "./types.js";
 
 // Keys of an entry that are not input names (load_derivatives.py).
@@ -34,35 +33,4 @@ export function parseDerivativesYaml(text: string, file: string): Map<string, De
     });
   }
   return out;
-}
-
-/**
- * Note [Formula names first]: every gen prints where each served overload's
- * gradient comes from (src/dest/gradients.ts), which needs only which
- * operators derivatives.yaml names; the entries themselves (inputs, output
- * differentiability) are needed only for `autograd:` entries that get a
- * Function. So the file is read once, when first asked for, and its names
- * come from a scan of the `- name:` lines alone unless the entries were
- * already read. bench/micro-optimizations.md has the cost of each.
- */
-export class Formulas {
-  private text: string | null = null;
-  private entries: Map<string, DerivativeInfo> | null = null;
-  private nameSet: ReadonlySet<string> | null = null;
-  constructor(private readonly file: string) {}
-
-  private read(): string {
-    this.text ??= readFileSync(this.file, "utf8");
-    return this.text;
-  }
-
-  get derivatives(): ReadonlyMap<string, DerivativeInfo> {
-    this.entries ??= parseDerivativesYaml(this.read(), this.file);
-    return this.entries;
-  }
-
-  get names(): ReadonlySet<string> {
-    this.nameSet ??= this.entries ? new Set(this.entries.keys()) : scanDerivativeNames(this.read());
-    return this.nameSet;
-  }
 }

@@ -15,9 +15,7 @@
  * parse every bucket and put the results in exactly the order the eager
  * parseNativeFunctionsYaml gives (a test compares the two). The objects are
  * the same plain, fully-built NativeFunctions either way; only when they are
- * built changes. (A backend listing every operator reads every bucket one
- * by one; reading the rest in one pass once a quarter had been read saved
- * 1–3% of that gen, too little to keep: bench/micro-optimizations.md.)
+ * built changes.
  *
  * Only a file of the regular shape torch ships is read this way (every
  * top-level line `- func: <plain schema>`); anything else goes to the eager
@@ -132,8 +130,8 @@ export class LazyNativeFunctions {
         // the first entry only blank lines and comments may stand.
         if (c === 32 && (seenEntry || reader.indentAt(k) === -1)) {
           // The entry's tags line, for coreNames (Note [Core without the whole catalog]).
-          if (l.charCodeAt(2) === 116 /* t */ && seenEntry && self.tagLines[self.tagLines.length - 1] === -1) {
-            if (l.startsWith("  tags:")) self.tagLines[self.tagLines.length - 1] = k;
+          if (seenEntry && self.tagLines[self.tagLines.length - 1] === -1 && l.startsWith("  tags:")) {
+            self.tagLines[self.tagLines.length - 1] = k;
           }
           continue;
         }

@@ -196,7 +196,6 @@ class Cursor {
 
   /** Consumes [A-Za-z0-9_.] characters (identifiers, dotted type names). */
   word(): string {
-    // A sticky regex runs natively; a charCodeAt loop is slow while the code is still cold.
     WORD_RE.lastIndex = this.pos;
     WORD_RE.test(this.text);
     const start = this.pos;
@@ -608,7 +607,7 @@ export function postSelfPositional(a: Arguments): readonly Argument[] {
 }
 
 /** torchgen flat_non_out. */
-export function flatNonOut(a: Arguments): readonly Argument[] {
+function flatNonOut(a: Arguments): readonly Argument[] {
   return [...a.positional, ...a.kwargOnly];
 }
 

@@ -196,11 +196,6 @@ export interface OperatorCatalog {
   readonly groupOf: ReadonlyMap<string, NativeFunctionsGroup>;
   /** Full operator names that carry a derivatives.yaml formula (by schema name match). */
   readonly derivatives: ReadonlyMap<string, DerivativeInfo>;
-  /**
-   * The keys of `derivatives`, read without the rest of each entry (Note
-   * [Formula names first] in src/model/derivatives.ts).
-   */
-  readonly derivativeNames: ReadonlySet<string>;
   readonly tags: readonly TagInfo[];
   /**
    * The names of the overloads tagged `core`, in file order, for a catalog

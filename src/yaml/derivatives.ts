@@ -29,7 +29,7 @@ const OUTPUT_DIFF_RE = /^ {2}output_differentiability: \[([^\]]*)\]/;
 
 export function scanDerivatives(text: string): DerivativesEntry[] {
   const out: DerivativesEntry[] = [];
-  const lines = text.split("\n");
+  const lines = text.split(/\r?\n/);
   let cur: { name: string; line: number; keys: string[]; outs: string[] | null } | null = null;
   const flush = () => {
     if (cur) out.push({ name: cur.name, line: cur.line, keys: cur.keys, outputDifferentiability: cur.outs });
@@ -57,30 +57,5 @@ export function scanDerivatives(text: string): DerivativesEntry[] {
     if (m) cur.keys.push(m[1]!);
   }
   flush();
-  return out;
-}
-
-/**
- * The operator names of derivatives.yaml's entries (the `name:` schema up to
- * its `(`), what scanDerivatives' names give, without reading the entries'
- * keys: gen's autograd report only asks whether an operator has a formula
- * (Note [Formula names first]; the two scans' costs are in
- * bench/micro-optimizations.md).
- */
-export function scanDerivativeNames(text: string): Set<string> {
-  const out = new Set<string>();
-  const head = "- name:";
-  // The start of an entry's line, or the newline just before it; -1 when no entry is left.
-  let i = text.startsWith(head) ? 0 : text.indexOf(`\n${head}`);
-  while (i >= 0) {
-    const start = (text.charCodeAt(i) === 10 ? i + 1 : i) + head.length;
-    const eol = text.indexOf("\n", start);
-    let l = text.slice(start, eol < 0 ? text.length : eol);
-    const comment = l.search(/\s#/);
-    if (comment >= 0) l = l.slice(0, comment);
-    const paren = l.indexOf("(");
-    out.add((paren < 0 ? l : l.slice(0, paren)).trim());
-    i = eol < 0 ? -1 : text.indexOf(`\n${head}`, eol);
-  }
   return out;
 }

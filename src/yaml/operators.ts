@@ -86,6 +86,8 @@ class Reader {
   valueStart = 0;
   /** The block and entry readers' second result: the line after what they read (-1 after the last entry). */
   blockEnd = 0;
+  /** readQuoted's and readFlowSeq's second result: the column after the value. */
+  valueEnd = 0;
 
   fail(line: number, col: number, what: string): never {
     throw new UserError(`${this.file}:${line + 1}:${col + 1}: ${what}`);
@@ -420,12 +422,12 @@ function readSpecialValue(r: Reader, k: number, at: number, c: number): YamlValu
   const l = r.lines[k]!;
   if (c === 91 /* [ */) {
     const seq = readFlowSeq(r, k, at);
-    expectLineEnd(r, k, valueEnd);
+    expectLineEnd(r, k, r.valueEnd);
     return seq;
   }
   if (c === 39 /* ' */ || c === 34 /* " */) {
     const s = readQuoted(r, k, at);
-    expectLineEnd(r, k, valueEnd);
+    expectLineEnd(r, k, r.valueEnd);
     return s;
   }
   if (c === 123 /* { */) {
@@ -453,10 +455,7 @@ function expectLineEnd(r: Reader, k: number, end: number): void {
   }
 }
 
-/** readQuoted/readFlowSeq: the column after the value. */
-let valueEnd = 0;
-
-/** Sets valueEnd. */
+/** Sets r.valueEnd. */
 function readQuoted(r: Reader, k: number, at: number): string {
   const l = r.lines[k]!;
   const q = l.charCodeAt(at);
@@ -471,7 +470,7 @@ function readQuoted(r: Reader, k: number, at: number): string {
         s += "'";
         i = j + 2;
       } else {
-        valueEnd = j + 1;
+        r.valueEnd = j + 1;
         return s;
       }
     }
@@ -479,7 +478,7 @@ function readQuoted(r: Reader, k: number, at: number): string {
   for (; i < l.length; i++) {
     const ch = l.charCodeAt(i);
     if (ch === 34) {
-      valueEnd = i + 1;
+      r.valueEnd = i + 1;
       return s;
     }
     if (ch === 92 /* \ */) {
@@ -493,7 +492,7 @@ function readQuoted(r: Reader, k: number, at: number): string {
   return r.fail(k, at, "unterminated double-quoted string (multi-line strings are not supported here)");
 }
 
-/** Sets valueEnd. */
+/** Sets r.valueEnd. */
 function readFlowSeq(r: Reader, k: number, at: number): YamlValue[] {
   const l = r.lines[k]!;
   const len = l.length;
@@ -501,7 +500,7 @@ function readFlowSeq(r: Reader, k: number, at: number): YamlValue[] {
   let i = at + 1;
   while (i < len && l.charCodeAt(i) === 32) i++;
   if (l.charCodeAt(i) === 93) {
-    valueEnd = i + 1;
+    r.valueEnd = i + 1;
     return out;
   }
   for (;;) {
@@ -509,7 +508,7 @@ function readFlowSeq(r: Reader, k: number, at: number): YamlValue[] {
     const c = l.charCodeAt(i);
     if (c === 39 || c === 34) {
       out.push(readQuoted(r, k, i));
-      i = valueEnd;
+      i = r.valueEnd;
     } else {
       const start = i;
       while (i < len) {
@@ -535,6 +534,6 @@ function readFlowSeq(r: Reader, k: number, at: number): YamlValue[] {
     // A trailing comma before ']' is allowed by YAML.
     if (l.charCodeAt(i) === 93) break;
   }
-  valueEnd = i + 1;
+  r.valueEnd = i + 1;
   return out;
 }

@@ -193,11 +193,16 @@ describe("generated C++ compiles with -Wall -Wextra -Werror", () => {
         "DerivedOutKernel.cpp",
         "MetaCopies.cpp",
       ]);
+      // The declarations as gen prints them: a note, then DerivedDecls.h.
+      const decls = derivedDecls("PrivateUse1");
+      const declsSource = cppSource("DerivedDecls.h");
+      expect(decls.endsWith(declsSource)).toBe(true);
       const tu = [
         ...includes.map((h) => `#include ${h}`),
         "namespace at::mychip::opgen_derived {",
+        decls.slice(0, -declsSource.length),
         '#line 1 "templates/cpp/DerivedDecls.h"',
-        derivedDecls("PrivateUse1"),
+        declsSource,
         ...helpers.flatMap((h) => [`#line 1 "templates/cpp/${h}"`, cppSource(h)]),
         "} // namespace at::mychip::opgen_derived",
         "",

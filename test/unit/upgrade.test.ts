@@ -84,7 +84,6 @@ function editCatalog(
     groupOf,
     tags: base.tags,
     derivatives: base.derivatives,
-    derivativeNames: base.derivativeNames,
   };
 }
 
