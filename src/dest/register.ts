@@ -22,7 +22,7 @@
 import { printCType } from "../api/ctype.js";
 import { cppFlags, DispatcherSignature } from "../api/dispatcher.js";
 import type { BackendConfig } from "../backend/types.js";
-import { isTensorLike, isWrite, printBaseOperatorName, tensorOptions } from "../model/catalog.js";
+import { annotationEquals, isTensorLike, isWrite, printBaseOperatorName, tensorOptions } from "../model/catalog.js";
 import type { Argument, NativeFunction } from "../model/types.js";
 import { assertNever } from "../util/errors.js";
 import {
@@ -328,16 +328,9 @@ class KeyEmitter {
   }
 }
 
+/** Whether `a` is the (annotated) input that return annotation `ann` names. */
 function sameAlias(a: Argument, ann: Argument["annotation"]): boolean {
-  if (!a.annotation || !ann) return false;
-  const x = a.annotation;
-  return (
-    x.isWrite === ann.isWrite &&
-    x.aliasSet.length === ann.aliasSet.length &&
-    x.aliasSet.every((s, i) => s === ann.aliasSet[i]) &&
-    x.aliasSetAfter.length === ann.aliasSetAfter.length &&
-    x.aliasSetAfter.every((s, i) => s === ann.aliasSetAfter[i])
-  );
+  return a.annotation !== null && ann !== null && annotationEquals(a.annotation, ann);
 }
 
 interface KeyBody {

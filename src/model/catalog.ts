@@ -67,10 +67,19 @@ export function buildCatalog(src: CatalogSources, nativeFunctionsText: string, t
   return lazyCatalog(src, lazy, tags);
 }
 
+/** derivatives.yaml's formulas, read when first asked for. */
+function derivativesOf(src: CatalogSources): () => ReadonlyMap<string, DerivativeInfo> {
+  let read: ReadonlyMap<string, DerivativeInfo> | null = null;
+  return () => {
+    read ??= parseDerivativesYaml(readFileSync(src.derivativesYaml, "utf8"), src.derivativesYaml);
+    return read;
+  };
+}
+
 function lazyCatalog(src: CatalogSources, lazy: LazyNativeFunctions, tags: readonly TagInfo[]): OperatorCatalog {
   let functions: readonly NativeFunction[] | null = null;
   let groups: readonly (NativeFunctionsGroup | NativeFunction)[] | null = null;
-  let derivatives: ReadonlyMap<string, DerivativeInfo> | null = null;
+  const derivatives = derivativesOf(src);
   let core: readonly string[] | null = null;
   return Object.freeze({
     torchVersion: src.version,
@@ -92,8 +101,7 @@ function lazyCatalog(src: CatalogSources, lazy: LazyNativeFunctions, tags: reado
     ),
     tags: Object.freeze([...tags]),
     get derivatives(): ReadonlyMap<string, DerivativeInfo> {
-      derivatives ??= parseDerivativesYaml(readFileSync(src.derivativesYaml, "utf8"), src.derivativesYaml);
-      return derivatives;
+      return derivatives();
     },
     coreNames: () => {
       core ??= Object.freeze(lazy.coreNames());
@@ -118,7 +126,7 @@ function assembleCatalog(src: CatalogSources, data: CatalogData): OperatorCatalo
     if (!isGroup(g)) continue;
     for (const f of groupFunctions(g)) groupOf.set(f.name, g);
   }
-  let derivatives: ReadonlyMap<string, DerivativeInfo> | null = null;
+  const derivatives = derivativesOf(src);
   return Object.freeze({
     torchVersion: src.version,
     functions: Object.freeze([...functions]),
@@ -127,8 +135,7 @@ function assembleCatalog(src: CatalogSources, data: CatalogData): OperatorCatalo
     groupOf,
     tags: Object.freeze([...tags]),
     get derivatives(): ReadonlyMap<string, DerivativeInfo> {
-      derivatives ??= parseDerivativesYaml(readFileSync(src.derivativesYaml, "utf8"), src.derivativesYaml);
-      return derivatives;
+      return derivatives();
     },
   });
 }
