@@ -125,6 +125,20 @@ describe("backends/ref, all kernels", () => {
     expect(String(r.all)).toMatch(/\d+ passed/);
   }, 300_000);
 
+  it("pooling's bad and edge-case calls raise eager CPU's class and text, or match its results (269 cases)", async () => {
+    const script = path.join(ROOT, "test", "fixtures", "reference", "pooling_errors.py");
+    const r = await execa(python, [script, "refdev"], {
+      cwd: work,
+      reject: false,
+      all: true,
+      env: { PYTHONPATH: site },
+    });
+    expect(r.exitCode, String(r.all).slice(-4000)).toBe(0);
+    const m = /^(\d+)\/(\d+) same/m.exec(String(r.all));
+    expect(m?.[1]).toBe(m?.[2]);
+    expect(Number(m?.[2])).toBeGreaterThanOrEqual(269);
+  }, 300_000);
+
   it("host code that reads device memory faults (protected device memory)", async () => {
     const read = await py(
       "import ctypes, torch\nx = torch.ones(4, device='refdev')\nprint(x.cpu().tolist(), flush=True)\n" +
