@@ -31,6 +31,26 @@ const python = process.env.OPGEN_PYTHON ?? path.join(ROOT, ".venv", "bin", "pyth
 const work = mkdtempSync(path.join(tmpdir(), "opgen-ship-e2e-"));
 const cacheDir = path.join(tmpdir(), "opgen-conformance-e2e-cache");
 
+/** `test` of one planted op, float32, one worker, a few samples. */
+function oneOpRun(dir: string, manifest: string, op: string, samples: number): string[] {
+  return [
+    "test",
+    dir,
+    "--manifest",
+    manifest,
+    "--ops",
+    op,
+    "--dtypes",
+    "float32",
+    "-j",
+    "1",
+    "--max-samples",
+    String(samples),
+    "--cache-dir",
+    cacheDir,
+  ];
+}
+
 async function cli(args: string[], env: Record<string, string> = {}) {
   return execa("node", [CLI, ...args], {
     cwd: work,
@@ -180,27 +200,7 @@ describe("build --sanitize, test --sanitize", () => {
   async function run(name: string, extra: string[], env: Record<string, string> = {}): Promise<Report> {
     const json = path.join(work, `planted-${name}.json`);
     const r = await cli(
-      [
-        "test",
-        dir,
-        "--manifest",
-        manifest,
-        "--ops",
-        "rad2deg",
-        "--dtypes",
-        "float32",
-        "-j",
-        "1",
-        "--max-samples",
-        "3",
-        "--cache-dir",
-        cacheDir,
-        "--json",
-        json,
-        "-q",
-        "--no-fail-on-problems",
-        ...extra,
-      ],
+      [...oneOpRun(dir, manifest, "rad2deg", 3), "--json", json, "-q", "--no-fail-on-problems", ...extra],
       env,
     );
     if (!existsSync(json)) throw new Error(String(r.all).slice(-4000));
@@ -288,25 +288,7 @@ describe("build --debug, gdb on a crashing sample", () => {
   it("the README's recipe: the rerun line under gdb -batch on the debug build names the kernel's file and line", async () => {
     // The crash, found by a conformance run (here on the debug build itself:
     // a release build with the planted kernel would cost a compile more).
-    const r = await cli(
-      [
-        "test",
-        dir,
-        "--manifest",
-        manifest,
-        "--ops",
-        "deg2rad",
-        "--dtypes",
-        "float32",
-        "-j",
-        "1",
-        "--max-samples",
-        "2",
-        "--cache-dir",
-        cacheDir,
-      ],
-      { PYTHONPATH: debugSite },
-    );
+    const r = await cli(oneOpRun(dir, manifest, "deg2rad", 2), { PYTHONPATH: debugSite });
     const all = String(r.all);
     expect(r.exitCode, all.slice(-3000)).toBe(1);
     expect(all).toMatch(/^CRASH deg2rad float32 values: worker killed by SIGSEGV/m);
