@@ -7,8 +7,6 @@
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/native/Resize.h>
-#include <ATen/native/TypeProperties.h>
 #include <ATen/ops/result_type.h>
 #include <ATen/ScalarOps.h>
 #include <c10/core/DeviceGuard.h>
@@ -186,7 +184,7 @@ at::Tensor& atan2_out(const at::Tensor& self, const at::Tensor& other, at::Tenso
   const at::Tensor r = opgen_ref::atan2(self, other);
   TORCH_CHECK(c10::canCast(r.scalar_type(), out.scalar_type()), "result type ", r.scalar_type(),
               " can't be cast to the desired output type ", out.scalar_type());
-  at::native::resize_output(out, r.sizes());
+  resize_out(out, r.sizes());
   copy_into(out, r, "atan2.out");
   return out;
 }
@@ -292,11 +290,11 @@ at::Tensor clamp_impl(const at::Tensor& self, const at::Tensor& lo, const at::Te
   TORCH_CHECK(lo.defined() || hi.defined(), "torch.clamp: At least one of 'min' or 'max' must not be None");
   const c10::Device device = common_device({&self, &lo, &hi}, "clamp");
   const c10::DeviceGuard guard(device);
-  at::native::ResultTypeState state{};
-  state = at::native::update_result_type_state(self, state);
-  if (lo.defined()) state = at::native::update_result_type_state(lo, state);
-  if (hi.defined()) state = at::native::update_result_type_state(hi, state);
-  const auto dtype = at::native::result_type(state);
+  ResultDtype promoted;
+  promoted += self;
+  promoted += lo;
+  promoted += hi;
+  const c10::ScalarType dtype = promoted.get();
   TORCH_CHECK_NOT_IMPLEMENTED(dtype != c10::kBool, "\"clamp_cpu\" not implemented for 'Bool'");
   kernel_dtype(dtype, "clamp");
   auto shape = self.sizes().vec();

@@ -1,17 +1,19 @@
 // Factories: full, full_like, scalar_tensor, fill (functional and in place)
 // and arange.start_step. The glue decides what eager decides -- the dtype a
 // fill value implies, the conversion of the value to that dtype (with its
-// overflow check), arange's length from ATen's own size helper -- and the
+// overflow check), arange's length (arange_length) -- and the
 // library fills (refkFill, refkArange).
 #include "aten/Glue.h"
 
 #include <ATen/core/Tensor.h>
-#include <ATen/native/RangeUtils.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
+
+#include <cmath>
+#include <limits>
 
 namespace opgen_ref {
 namespace {
@@ -93,6 +95,33 @@ at::Tensor scalar_tensor(const at::Scalar& s, std::optional<at::ScalarType> dtyp
   return filled(out, fill_value(s, t, "scalar_tensor"), "scalar_tensor");
 }
 
+namespace {
+
+// arange's length as eager computes it: the bounds checked in double, the
+// length in double too (so every device agrees), except for int64, whose
+// values double cannot all hold: there exact integer arithmetic.
+int64_t arange_length(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step, bool int64) {
+  const double dstart = start.to<double>(), dend = end.to<double>(), dstep = step.to<double>();
+  TORCH_CHECK(dstep > 0 || dstep < 0, "step must be nonzero");
+  TORCH_CHECK(std::isfinite(dstart) && std::isfinite(dend), "unsupported range: ", dstart, " -> ", dend);
+  TORCH_CHECK((dstep > 0 && dend >= dstart) || (dstep < 0 && dend <= dstart),
+              "upper bound and lower bound inconsistent with step sign");
+  double size = 0;
+  if (int64) {
+    const auto a = start.to<int64_t>(), b = end.to<int64_t>(), st = step.to<int64_t>();
+    TORCH_CHECK_VALUE(st != 0, "step must be nonzero");
+    const int64_t sign = (st > 0) - (st < 0);
+    size = static_cast<double>((b - a + st - sign) / st);
+  } else {
+    size = std::ceil((dend - dstart) / dstep);
+  }
+  TORCH_CHECK(size >= 0 && size <= static_cast<double>(std::numeric_limits<int64_t>::max()),
+              "invalid size, possible overflow?");
+  return static_cast<int64_t>(size);
+}
+
+}  // namespace
+
 at::Tensor arange(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step,
                   std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
                   std::optional<at::Device> device, std::optional<bool> pin_memory) {
@@ -101,24 +130,17 @@ at::Tensor arange(const at::Scalar& start, const at::Scalar& end, const at::Scal
     const bool integral = start.isIntegral(true) && end.isIntegral(true) && step.isIntegral(true);
     dtype = integral ? at::kLong : c10::get_default_dtype_as_scalartype();
   }
-  // eager's arange_out, dtype by dtype: the length from ATen's own size
-  // helper, start and step converted to the accumulate type the CPU kernel
-  // computes in (with Scalar::to's overflow checks).
-  int64_t size = 0;
-  refkScalar a{}, s{};
+  // eager's arange_out: the length (arange_length), then start and step
+  // converted to the accumulate type the CPU kernel computes in (with
+  // Scalar::to's overflow checks).
   switch (*dtype) {
-    case at::kByte: size = at::native::compute_arange_size<uint8_t>(start, end, step); break;
-    case at::kChar: size = at::native::compute_arange_size<int8_t>(start, end, step); break;
-    case at::kShort: size = at::native::compute_arange_size<int16_t>(start, end, step); break;
-    case at::kInt: size = at::native::compute_arange_size<int32_t>(start, end, step); break;
-    case at::kLong: size = at::native::compute_arange_size<int64_t>(start, end, step); break;
-    case at::kHalf: size = at::native::compute_arange_size<at::Half>(start, end, step); break;
-    case at::kBFloat16: size = at::native::compute_arange_size<at::BFloat16>(start, end, step); break;
-    case at::kFloat: size = at::native::compute_arange_size<float>(start, end, step); break;
-    case at::kDouble: size = at::native::compute_arange_size<double>(start, end, step); break;
+    case at::kByte: case at::kChar: case at::kShort: case at::kInt: case at::kLong:
+    case at::kHalf: case at::kBFloat16: case at::kFloat: case at::kDouble: break;
     default:
       TORCH_CHECK_NOT_IMPLEMENTED(false, "\"arange_cpu\" not implemented for '", c10::toString(*dtype), "'");
   }
+  const int64_t size = arange_length(start, end, step, *dtype == at::kLong);
+  refkScalar a{}, s{};
   at::Tensor out = at::empty({size}, factory_options(dtype, layout, device, pin_memory));
   if (c10::isFloatingType(*dtype)) {
     const bool half = *dtype == at::kHalf || *dtype == at::kBFloat16;

@@ -6,6 +6,7 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
+#include <c10/core/DefaultDtype.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
@@ -150,6 +151,52 @@ void copy_into(const at::Tensor& dst, const at::Tensor& src, const char* op) {
   const refkTensor s = describe_storage_as(src, dst.sizes(), op);
   const refkContext ctx = context();
   check(refkCopy(&ctx, &d, &s), op);
+}
+
+namespace {
+
+c10::ScalarType promote(c10::ScalarType a, c10::ScalarType b) {
+  if (a == c10::ScalarType::Undefined) return b;
+  if (b == c10::ScalarType::Undefined) return a;
+  return c10::promoteTypes(a, b);
+}
+
+// Note [Result dtype]: `higher`'s category decides unless `lower` is of a higher kind.
+c10::ScalarType combine(c10::ScalarType higher, c10::ScalarType lower) {
+  if (c10::isComplexType(higher)) return higher;
+  if (c10::isComplexType(lower)) return c10::isFloatingType(higher) ? c10::toComplexType(higher) : lower;
+  if (c10::isFloatingType(higher)) return higher;
+  if (higher == c10::ScalarType::Bool || c10::isFloatingType(lower)) return promote(higher, lower);
+  return higher != c10::ScalarType::Undefined ? higher : lower;
+}
+
+}  // namespace
+
+ResultDtype& ResultDtype::operator+=(const at::Tensor& t) {
+  if (!t.defined()) return *this;
+  c10::ScalarType type = t.scalar_type();
+  const bool wrapped = t.unsafeGetTensorImpl()->is_wrapped_number();
+  if (wrapped && c10::isComplexType(type)) type = c10::typeMetaToScalarType(c10::get_default_complex_dtype());
+  else if (wrapped && c10::isFloatingType(type)) type = c10::typeMetaToScalarType(c10::get_default_dtype());
+  c10::ScalarType& category = t.dim() > 0 ? dims_ : wrapped ? wrapped_ : zero_dim_;
+  category = promote(category, type);
+  return *this;
+}
+
+c10::ScalarType ResultDtype::get() const {
+  return combine(dims_, combine(zero_dim_, wrapped_));
+}
+
+void resize_out(const at::Tensor& out, at::IntArrayRef shape) {
+  if (out.sizes().equals(shape)) return;
+  if (out.numel() != 0) {
+    TORCH_WARN("An output with one or more elements was resized since it had shape ", out.sizes(),
+               ", which does not match the required output shape ", shape,
+               ". This behavior is deprecated, and in a future PyTorch release outputs will not be resized unless "
+               "they have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+               "elements with t.resize_(0).");
+  }
+  out.resize_(shape);
 }
 
 c10::Scalar read_scalar(const at::Tensor& t) {

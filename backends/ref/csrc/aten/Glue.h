@@ -3,22 +3,20 @@
 // and turning library errors into PyTorch errors.
 //
 // Note [What the glue decides]: everything PyTorch defines about an operator
-// is decided here, with ATen's metadata helpers (at::result_type,
+// is decided here, with ATen's public metadata helpers (at::result_type,
 // at::infer_size, maybe_wrap_dim), never its compute: argument checks with
 // eager's messages, the result dtype and shape, broadcasting (as stride-0
 // descriptors), which dtype the library computes in, and allocation. The
 // kernel library (kernels/RefKernels.h) then only computes, so the same glue
 // drives the CPU library and a CUDA one.
 //
-// The only at::native names the glue may use are ATen's metadata helpers,
-// which compute no tensor values: type promotion (ResultTypeState,
-// update_result_type_state, result_type), out= resizing (resize_output),
-// arange's length (compute_arange_size) and cat's argument checks
-// (check_cat_no_zero_dim, cat_should_skip_tensor, check_cat_shape_except_dim).
-// Pooling, padding, resampling, grid_sampler and col2im check their
-// arguments themselves (Note [Pooling checks] in Pool.cpp, Note [Resampling
-// checks] in Resample.cpp).
-// test/integration/reference-layers.test.ts holds the glue to that list.
+// The glue uses nothing of at::native, ATen's kernels and their internal
+// helpers: promotion over several operands (ResultDtype, Note [Result
+// dtype]), out= resizing (resize_out), arange's length and cat's, pooling's,
+// padding's, resampling's, grid_sampler's and col2im's argument checks
+// (Note [Pooling checks] in Pool.cpp, Note [Resampling checks] in
+// Resample.cpp) are written here, with eager's rules and messages.
+// test/integration/reference-layers.test.ts holds the glue to that.
 //
 // Note [Device memory is not host memory]: glue code never dereferences a
 // device pointer; values it needs on the host (a scalar, a count) come back
@@ -72,6 +70,30 @@ c10::Device common_device(std::initializer_list<const at::Tensor*> ts, const cha
 
 // A new contiguous tensor on `device`.
 at::Tensor empty(at::IntArrayRef shape, c10::ScalarType dtype, c10::Device device);
+
+// Note [Result dtype]: eager's type promotion over any number of operands
+// (torch.result_type's rule). Operands fall in three categories: tensors
+// with dimensions, 0-dim tensors, and wrapped numbers (Python scalars; a
+// floating or complex one counts as the default dtype of its kind). Each
+// category promotes within itself; a higher category then decides, unless a
+// lower one is of a higher kind (integral < floating < complex), which
+// lifts the result to that kind.
+class ResultDtype {
+ public:
+  // Counts t (an undefined tensor counts for nothing).
+  ResultDtype& operator+=(const at::Tensor& t);
+  c10::ScalarType get() const;
+
+ private:
+  c10::ScalarType dims_ = c10::ScalarType::Undefined;
+  c10::ScalarType zero_dim_ = c10::ScalarType::Undefined;
+  c10::ScalarType wrapped_ = c10::ScalarType::Undefined;
+};
+
+// out= resized as eager's structured kernels resize it: untouched when it
+// has `shape` already; else resized, with eager's deprecation warning when it
+// held elements.
+void resize_out(const at::Tensor& out, at::IntArrayRef shape);
 
 // t as `dtype` on `device`: t itself when nothing changes, else a copy made by
 // the library (a CPU 0-dim tensor becomes a filled device tensor).

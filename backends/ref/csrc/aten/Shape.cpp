@@ -27,9 +27,6 @@
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/core/IListRef.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/native/Resize.h>
-#include <ATen/native/TensorShape.h>
-#include <ATen/native/TypeProperties.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/empty_strided.h>
@@ -249,6 +246,11 @@ std::vector<at::Tensor> split_with_sizes(const at::Tensor& self, at::IntArrayRef
 
 namespace {
 
+// An empty 1-d tensor, which cat skips whatever its shape (legacy behaviour eager keeps).
+bool skipped_by_cat(const at::Tensor& t) {
+  return t.numel() == 0 && t.dim() == 1;
+}
+
 // Eager's cat meta function: checks, result dtype, shape and memory format.
 struct CatPlan {
   int64_t dim;
@@ -258,8 +260,10 @@ struct CatPlan {
   c10::Device device;
 };
 
-CatPlan plan_cat(const at::MaterializedITensorListRef& tensors, const at::ITensorListRef& list, int64_t dim) {
-  at::native::check_cat_no_zero_dim(tensors);
+CatPlan plan_cat(const at::MaterializedITensorListRef& tensors, int64_t dim) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    TORCH_CHECK(tensors[i].get().dim() > 0, "zero-dimensional tensor (at position ", i, ") cannot be concatenated");
+  }
   dim = at::legacy_cat_wrap_dim(dim, tensors);
   TORCH_CHECK_VALUE(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
   std::optional<c10::Device> device;
@@ -276,7 +280,7 @@ CatPlan plan_cat(const at::MaterializedITensorListRef& tensors, const at::ITenso
               *device);
   size_t valid = tensors.size();
   for (size_t i = 0; i < tensors.size(); ++i) {
-    if (!at::native::cat_should_skip_tensor(tensors[i])) {
+    if (!skipped_by_cat(tensors[i])) {
       valid = i;
       break;
     }
@@ -291,7 +295,9 @@ CatPlan plan_cat(const at::MaterializedITensorListRef& tensors, const at::ITenso
     }
     format = f;
   }
-  CatPlan plan{dim, at::native::result_type(list), {0}, *format, *device};
+  ResultDtype promoted;
+  for (const at::Tensor& t : tensors) promoted += t;
+  CatPlan plan{dim, promoted.get(), {0}, *format, *device};
   kernel_dtype(plan.dtype, "cat");
   if (valid < tensors.size()) {
     const at::Tensor& first = tensors[valid];
@@ -299,8 +305,14 @@ CatPlan plan_cat(const at::MaterializedITensorListRef& tensors, const at::ITenso
     int64_t size_at_dim = 0;
     for (size_t i = 0; i < tensors.size(); ++i) {
       const at::Tensor& t = tensors[i];
-      if (at::native::cat_should_skip_tensor(t)) continue;
-      at::native::check_cat_shape_except_dim(first, t, dim, static_cast<int64_t>(i));
+      if (skipped_by_cat(t)) continue;
+      TORCH_CHECK(first.dim() == t.dim(), "Tensors must have same number of dimensions: got ", first.dim(), " and ",
+                  t.dim());
+      for (int64_t d = 0; d < first.dim(); ++d) {
+        TORCH_CHECK(d == dim || first.size(d) == t.size(d), "Sizes of tensors must match except in dimension ", dim,
+                    ". Expected size ", first.size(d), " but got size ", t.size(d), " for tensor number ", i,
+                    " in the list.");
+      }
       size_at_dim += t.size(dim);
     }
     plan.sizes = first.sizes().vec();
@@ -316,7 +328,7 @@ void cat_into(const at::Tensor& out, const at::MaterializedITensorListRef& tenso
   const int64_t itemsize = static_cast<int64_t>(out.itemsize());
   int64_t offset = 0;
   for (const at::Tensor& t : tensors) {
-    if (at::native::cat_should_skip_tensor(t)) continue;
+    if (skipped_by_cat(t)) continue;
     const int64_t n = t.size(dim);
     if (n > 0) copy_desc(narrow_desc(whole, itemsize, dim, offset, n), describe(t, "cat"), "cat");
     offset += n;
@@ -327,7 +339,7 @@ void cat_into(const at::Tensor& out, const at::MaterializedITensorListRef& tenso
 
 at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
   const auto materialized = tensors.materialize();
-  const CatPlan plan = plan_cat(materialized, tensors, dim);
+  const CatPlan plan = plan_cat(materialized, dim);
   const c10::DeviceGuard guard(plan.device);
   at::Tensor out = at::empty(plan.sizes, at::TensorOptions()
                                              .dtype(plan.dtype)
@@ -341,15 +353,15 @@ at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
 // cannot be cast to (a TypeError), resizes out, and refuses overlap.
 at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
   const auto materialized = tensors.materialize();
-  const CatPlan plan = plan_cat(materialized, tensors, dim);
+  const CatPlan plan = plan_cat(materialized, dim);
   TORCH_CHECK_TYPE(c10::canCast(plan.dtype, out.scalar_type()),
                    "torch.cat(): input types can't be cast to the desired output type ", out.scalar_type());
   TORCH_CHECK(out.device() == plan.device, "Expected out tensor to have device ", plan.device, ", but got ",
               out.device(), " instead");
   const c10::DeviceGuard guard(plan.device);
-  at::native::resize_output(out, plan.sizes);
+  resize_out(out, plan.sizes);
   bool found_valid = false;
-  for (const at::Tensor& t : materialized) found_valid = found_valid || !at::native::cat_should_skip_tensor(t);
+  for (const at::Tensor& t : materialized) found_valid = found_valid || !skipped_by_cat(t);
   if (found_valid) {
     at::assert_no_internal_overlap(out);
     for (const at::Tensor& t : materialized) at::assert_no_overlap(out, t);
