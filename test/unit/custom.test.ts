@@ -184,6 +184,19 @@ describe("malformed custom: entries", () => {
   });
 });
 
+describe("an autograd: operator listed twice", () => {
+  it.each([
+    ["two mappings", ["  - op: gelu", "    backward: gelu_grad", "  - op: gelu", "    backward: nope"], "gelu_grad"],
+    ["a plain entry, then a mapping", ["  - gelu", "  - op: gelu", "    backward: nope"], null],
+  ])("%s: the first entry wins, with its backward, and the second is reported ignored", (_n, entries, want) => {
+    const config = parseBackendYaml(y(...HEAD, "autograd:", ...entries, ...GOOD), "backend.yaml", catalog);
+    expect(config.autogradBackward.get("gelu") ?? null).toBe(want);
+    expect(config.warnings.map((w) => w.message)).toContainEqual(
+      expect.stringMatching(/^gelu is listed twice in autograd/),
+    );
+  });
+});
+
 describe("generated autograd and custom operators", () => {
   const text = y(...HEAD, "autograd:", "  - op: gelu", "    backward: gelu_grad", "  - op: relu", ...GOOD);
   const files = () =>

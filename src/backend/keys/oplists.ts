@@ -91,7 +91,7 @@ function readOpList(
     cx.error(cx.locOf(node), `${key} is ${describe(node)}; it must be a list of operator names like add.Tensor`);
     return [];
   }
-  // Names first (bad entries reported here), so the catalog hears about all of them before the lookups.
+  // Names first (bad entries reported here), then the catalog lookups (unknown names reported after them).
   const named: { name: string; loc: SourceLoc }[] = [];
   for (const item of node.items) {
     if (isAlias(item)) continue;
@@ -99,11 +99,13 @@ function readOpList(
     if (key === "autograd" && isMap(item)) {
       const m = readAutogradMapping(cx.readerContext(""), item);
       if (m) {
-        mappings?.set(m.name, {
-          backward: m.backward,
-          backwardLoc: m.backwardLoc,
-          formulaNode: m.formulaNode,
-        });
+        // A name listed twice keeps its first entry (dedup warns about the second), mapping included.
+        if (!named.some((n) => n.name === m.name))
+          mappings?.set(m.name, {
+            backward: m.backward,
+            backwardLoc: m.backwardLoc,
+            formulaNode: m.formulaNode,
+          });
         named.push({ name: m.name, loc: m.loc });
       }
       continue;
