@@ -103,6 +103,7 @@ function lazyCatalog(src: CatalogSources, lazy: LazyNativeFunctions, tags: reado
     get derivatives(): ReadonlyMap<string, DerivativeInfo> {
       return derivatives();
     },
+    hasBase: (base: string) => lazy.hasBase(base),
     coreNames: () => {
       core ??= Object.freeze(lazy.coreNames());
       return core;

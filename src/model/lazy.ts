@@ -210,6 +210,23 @@ export class LazyNativeFunctions {
     return key !== null && this.bucket(key) ? this.generated.get(name) : undefined;
   }
 
+  /**
+   * Whether some operator's name, before its overload, is `base` (a custom
+   * operator may not take an aten name): only the bucket `base` would be in
+   * is read.
+   */
+  hasBase(base: string): boolean {
+    const named = (f: NativeFunction) => f.name === base || f.name.startsWith(`${base}.`);
+    if (this.whole) return this.whole.functions.some(named);
+    const key = bucketOf(base);
+    if (key === null || !this.bucket(key)) return false;
+    for (const g of this.done.get(key)!) {
+      for (const f of g.d.values()) if (named(f)) return true;
+      if (g.generated?.some(named)) return true;
+    }
+    return false;
+  }
+
   /** groupOf.get without building the whole catalog. */
   group(name: string): NativeFunctionsGroup | undefined {
     const whole = this.whole;

@@ -204,4 +204,10 @@ export interface OperatorCatalog {
    * `functions`.
    */
   readonly coreNames?: () => readonly string[];
+  /**
+   * Whether some operator's name before its overload is `base`, for a catalog
+   * that can say without building every entry; callers fall back on the
+   * names of `byName`.
+   */
+  readonly hasBase?: (base: string) => boolean;
 }

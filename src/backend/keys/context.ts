@@ -100,7 +100,7 @@ export class KeyContext {
   readonly diags: Diagnostic[] = [];
   /** Offsets where each line starts, for offset -> line:col. */
   private readonly lineStarts: number[] = [0];
-  /** Built on first use (misspelt names only): it enumerates the whole catalog (Note [Lazy catalog]). */
+  /** Built on first use (misspelt names, and a custom operator's base in an eager catalog): it enumerates the whole catalog (Note [Lazy catalog]). */
   get ix(): CatalogIndex {
     return catalogIndex(this.catalog);
   }
@@ -150,7 +150,7 @@ export class KeyContext {
         const at = (n as { offset?: unknown } | null)?.offset;
         return typeof at === "number" && (this.text[at] === '"' || this.text[at] === "'");
       },
-      atenHasBase: (base) => this.catalog.byName.has(base) || this.ix.overloads.has(base),
+      atenHasBase: (base) => this.catalog.hasBase?.(base) ?? this.ix.overloads.has(base),
     };
   }
 
