@@ -157,15 +157,23 @@ def _compare_values(
 
     cl = as_leaves(flat, idx)
     ca, ck = tree_unflatten(cl, spec)
-    couts = [o for o in _tensors(ref(*ca, **ck)) if o.requires_grad]
+    cres, err = _call(lambda: ref(*ca, **ck))
+    if err is not None:
+        return [f"gradients: the reference raised {type(err).__name__} with inputs that require grad: {str(err).strip()[:200]}"]
+    couts = [o for o in _tensors(cres) if o.requires_grad]
     if not couts:
         return []
     gen = torch.Generator().manual_seed(1)
     gos = [torch.randn(o.shape, dtype=o.dtype, generator=gen) for o in couts]
-    cg = torch.autograd.grad(couts, [cl[i] for i in idx], gos, allow_unused=True)
+    cg, err = _call(lambda: torch.autograd.grad(couts, [cl[i] for i in idx], gos, allow_unused=True))
+    if err is not None:
+        return [f"gradients: the reference's backward raised {type(err).__name__}: {str(err).strip()[:200]}"]
     dl = as_leaves(tree_flatten((dargs, dkw))[0], idx)
     da, dk = tree_unflatten(dl, spec)
-    douts = [o for o in _tensors(op(*da, **dk)) if o.requires_grad]
+    dres, err = _call(lambda: op(*da, **dk))
+    if err is not None:
+        return [f"gradients: the device raised {type(err).__name__} with inputs that require grad: {str(err).strip()[:200]}"]
+    douts = [o for o in _tensors(dres) if o.requires_grad]
     if len(douts) != len(couts):
         return ["gradients: the device outputs do not require grad; autograd is not wired for this operator"]
     dg, err = _call(
@@ -200,12 +208,16 @@ def run(package: str, device: str) -> list[dict]:
         made = samples_of.get(name)
         where = f"at {locations[name]}" if name in locations else "in its custom: entry"
         add = f"add samples: {where}, a list of (args, kwargs) over dtype, e.g. {SAMPLES_EXAMPLE}"
+        grads = name in getattr(ops, "DIFFERENTIABLE", ())
         for dtype in DTYPES:
-            samples = made(dtype) if made else _schema_samples(op._schema, dtype)
+            samples, err = _call(lambda: list(made(dtype))) if made else (_schema_samples(op._schema, dtype), None)
+            if err is not None:
+                problem = f"its samples: raised {type(err).__name__} for {dtype}: {str(err).strip()[:200]}"
+                results.append(_result(device, name, dtype, 0, "fail", [problem]))
+                continue
             problems: list[str] = []
             compared = 0
             for k, (args, kwargs) in enumerate(samples):
-                grads = name in getattr(ops, "DIFFERENTIABLE", ())
                 got, did = compare_sample(op, ref, args, kwargs, device, grads)
                 compared += did
                 problems += [f"sample {k}: {p}" for p in got]
@@ -226,16 +238,18 @@ def run(package: str, device: str) -> list[dict]:
                     )
                 else:
                     problems.append(f"no samples: its samples: gave none for {dtype}")
-            results.append(
-                {
-                    "op": f"{device}::{name}",
-                    "dtype": str(dtype).replace("torch.", ""),
-                    "samples": len(samples),
-                    "status": status,
-                    "problems": problems,
-                }
-            )
+            results.append(_result(device, name, dtype, len(samples), status, problems))
     return results
+
+
+def _result(device: str, name: str, dtype: torch.dtype, samples: int, status: str, problems: list[str]) -> dict:
+    return {
+        "op": f"{device}::{name}",
+        "dtype": str(dtype).replace("torch.", ""),
+        "samples": samples,
+        "status": status,
+        "problems": problems,
+    }
 
 
 def main(package: str, device: str, as_json: bool) -> int:

@@ -62,6 +62,8 @@ _LIB.define("opgen_test_strict(Tensor self, Tensor bias) -> Tensor")
 _LIB.impl("opgen_test_strict", _bias_check, "CPU")
 _LIB.define("opgen_test_mode(Tensor self, str mode) -> Tensor")
 _LIB.impl("opgen_test_mode", lambda x, m: x.clone(), "CPU")
+_LIB.define("opgen_test_samples_raise(Tensor self) -> Tensor")
+_LIB.impl("opgen_test_samples_raise", lambda x: x.clone(), "CPU")
 
 
 class CustomSamplesTest(unittest.TestCase):
@@ -75,7 +77,9 @@ class CustomSamplesTest(unittest.TestCase):
             "opgen_test_bias": _bias_check,
             "opgen_test_strict": lambda x, b: x + b,
             "opgen_test_mode": lambda x, m: x.clone(),
+            "opgen_test_samples_raise": lambda x: x.clone(),
         }
+        ops.SAMPLES = {"opgen_test_samples_raise": lambda dtype: [((torch.ones(2, dtype=dtype),), {})][1]}
         ops.LOCATIONS = {"opgen_test_bias": "backend.yaml:7:5", "opgen_test_strict": "backend.yaml:12:5"}
         sys.modules["opgen_samples_pkg"] = types.ModuleType("opgen_samples_pkg")
         sys.modules["opgen_samples_pkg.ops"] = ops
@@ -101,6 +105,12 @@ class CustomSamplesTest(unittest.TestCase):
         self.assertEqual((r["status"], r["samples"]), ("skip", 0))
         self.assertTrue(r["problems"][0].startswith("no samples: argument mode is str"), r)
         self.assertIn("add samples: in its custom: entry", r["problems"][0])
+
+    def test_samples_that_raise_fail_that_operator_only(self):
+        r = self.results[("cpu::opgen_test_samples_raise", "float32")]
+        self.assertEqual((r["status"], r["samples"]), ("fail", 0))
+        self.assertEqual(r["problems"], ["its samples: raised IndexError for torch.float32: list index out of range"])
+        self.assertEqual(self.results[("cpu::opgen_test_mode", "float64")]["status"], "skip")
 
     def test_a_failing_schema_sample_points_at_samples(self):
         r = self.results[("cpu::opgen_test_strict", "float32")]

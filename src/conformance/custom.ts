@@ -49,17 +49,17 @@ export async function runCustomOps(opts: CustomOpsOptions): Promise<number> {
       reject: false,
     },
   );
-  if (r.exitCode !== 0 && r.exitCode !== 1) {
+  const cannotRun = () => {
     const last = String(r.stderr).trim().split("\n").slice(-5).join("\n");
-    throw new UserError(`the custom-operator checks could not run with Python '${python}':\n${last}`);
+    return new UserError(`the custom-operator checks could not run with Python '${python}':\n${last}`);
+  };
+  if (r.exitCode !== 0 && r.exitCode !== 1) throw cannotRun();
+  let results: { op: string; dtype: string; samples: number; status: string; problems: string[] }[];
+  try {
+    results = JSON.parse(String(r.stdout));
+  } catch {
+    throw cannotRun(); // exited before printing its results (a traceback on stderr)
   }
-  const results = JSON.parse(String(r.stdout)) as {
-    op: string;
-    dtype: string;
-    samples: number;
-    status: string;
-    problems: string[];
-  }[];
   const failed = results.filter((x) => x.status === "fail");
   if (!opts.quiet) {
     for (const x of results) {
