@@ -29,7 +29,7 @@
 
 import { cppFlags, DispatcherSignature, dispatcherName, kernelSignature } from "../api/dispatcher.js";
 import type { BackendConfig, KernelHome, OpEntry } from "../backend/types.js";
-import { coreOverloads, groupFunctions, hasSymInt, isTensorLike, schemaKind } from "../model/catalog.js";
+import { coreNames, groupFunctions, hasSymInt, isTensorLike, schemaKind } from "../model/catalog.js";
 import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog, SchemaKind } from "../model/types.js";
 import { assertNever } from "../util/errors.js";
 import { cmp } from "../vocab.js";
@@ -393,8 +393,7 @@ export function buildPlan(config: BackendConfig, catalog: OperatorCatalog): Plan
     ...customDeclarations(config),
   ];
   const runtime = config.runtime.map((e) => e.fn).sort((a, b) => cmp(a.name, b.name));
-  // Without building every entry (Note [Core without the whole catalog]).
-  const coreTotal = catalog.coreNames?.().length ?? coreOverloads(catalog).length;
+  const coreTotal = coreNames(catalog).length;
   // derivatives.yaml is read only when an entry gets a Function.
   const nonDifferentiableOutputs = new Map<string, number[]>();
   for (const name of wrapped) {

@@ -141,8 +141,16 @@ function assembleCatalog(src: CatalogSources, data: CatalogData): OperatorCatalo
   });
 }
 
-/** The overloads tagged `core`, in file order (Note [Core without the whole catalog] in lazy.ts). */
+/**
+ * The names of the overloads tagged `core`, in file order, without building
+ * every entry where the catalog can say (Note [Core without the whole
+ * catalog] in lazy.ts).
+ */
+export function coreNames(catalog: OperatorCatalog): readonly string[] {
+  return catalog.coreNames?.() ?? catalog.functions.filter((f) => f.tags.includes("core")).map((f) => f.name);
+}
+
+/** The overloads tagged `core`, in file order. */
 export function coreOverloads(catalog: OperatorCatalog): NativeFunction[] {
-  if (catalog.coreNames) return catalog.coreNames().map((n) => catalog.byName.get(n)!);
-  return catalog.functions.filter((f) => f.tags.includes("core"));
+  return coreNames(catalog).map((n) => catalog.byName.get(n)!);
 }

@@ -279,6 +279,8 @@ describe("build --debug, gdb on a crashing sample", () => {
     expect(cflags).toMatch(/(^| )-O0( |$)/);
     expect(cflags).toMatch(/(^| )-g( |$)/);
     expect(cflags.match(/(?:^| )-O(?:[1-3sz]|fast)?(?= |$)/g) ?? []).toEqual([]);
+    // assert() and debug-only checks on: Python's -DNDEBUG is dropped too.
+    expect(cflags).not.toMatch(/-DNDEBUG\b/);
     const so = readdirSync(path.join(debugSite, "torch_shipw")).find((f) => /^_C\..*\.so$/.test(f));
     const sections = String((await execa("readelf", ["-S", "-W", path.join(debugSite, "torch_shipw", so!)])).stdout);
     expect(sections).toMatch(/\.debug_info\b/);
