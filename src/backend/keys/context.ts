@@ -8,6 +8,7 @@
  */
 import type { OperatorCatalog } from "../../model/types.js";
 import type { Diagnostic, SourceLoc } from "../../util/errors.js";
+import { positions } from "../../yaml/document.js";
 import { isAlias, isMap, isScalar, isSeq } from "../../yaml/tree.js";
 import type { ReaderContext } from "../custom.js";
 import { q } from "../names.js";
@@ -98,8 +99,8 @@ export function isNullScalar(node: unknown): boolean {
 
 export class KeyContext {
   readonly diags: Diagnostic[] = [];
-  /** Offsets where each line starts, for offset -> line:col. */
-  private readonly lineStarts: number[] = [0];
+  /** offset -> line:col. */
+  private readonly position: (offset: number) => { line: number; col: number };
   /** Built on first use (misspelt names, and a custom operator's base in an eager catalog): it enumerates the whole catalog (Note [Lazy catalog]). */
   get ix(): CatalogIndex {
     return catalogIndex(this.catalog);
@@ -110,19 +111,11 @@ export class KeyContext {
     readonly text: string,
     readonly catalog: OperatorCatalog,
   ) {
-    for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) this.lineStarts.push(i + 1);
+    this.position = positions(text);
   }
 
   locAt(offset: number): SourceLoc {
-    // The last line start at or before offset.
-    let lo = 0;
-    let hi = this.lineStarts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (this.lineStarts[mid]! <= offset) lo = mid;
-      else hi = mid - 1;
-    }
-    return { file: this.file, line: lo + 1, col: offset - this.lineStarts[lo]! + 1 };
+    return { file: this.file, ...this.position(offset) };
   }
 
   locOf(node: unknown): SourceLoc {
