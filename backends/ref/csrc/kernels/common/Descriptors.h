@@ -13,6 +13,10 @@ REFK_HOST_DEVICE inline int64_t numel(const refkTensor& t) {
   return n;
 }
 
+// An optional operand as the kernel uses it, or NULL when absent (no
+// descriptor, or a descriptor without data).
+inline const refkTensor* or_null(const refkTensor* t) { return t != nullptr && t->data != nullptr ? t : nullptr; }
+
 REFK_HOST_DEVICE inline bool same_shape(const refkTensor& a, const refkTensor& b) {
   if (a.ndim != b.ndim) return false;
   for (int d = 0; d < a.ndim; ++d) {

@@ -205,6 +205,25 @@ void layer_norm(int threads, const refkTensor& out, const refkTensor& mean, cons
   });
 }
 
+// RMS norm (fused_rms_norm): x * rstd(mean of squares), rounded to T, times
+// the weight; one row per thread at a time (Note [Two-level sums]).
+template <class T>
+void rms_norm(int threads, const refkTensor& out, const refkTensor& in, const refkTensor* weight, double eps) {
+  using C = C_t<T>;
+  const int64_t M = in.sizes[0], N = in.sizes[1];
+  const std::vector<C> w = load_vector<C>(weight, N, C(1));
+  parallel_for(M, std::max<int64_t>(1, kGrain / std::max<int64_t>(N, 1)), threads, [&](int64_t m0, int64_t m1) {
+    C* x = scratch<C>(0, N);
+    for (int64_t m = m0; m < m1; ++m) {
+      load_row(x, data_at<T>(in, m * in.strides[0]), row_of(in));
+      const double ms = lane_sum<C>(N, [&](int64_t i) { return x[i] * x[i]; }) / static_cast<double>(N);
+      const C r = C(rstd_of(ms, eps));
+      for (int64_t i = 0; i < N; ++i) x[i] = load(store<T>(x[i] * r)) * w[static_cast<size_t>(i)];
+      store_row(data_at_mut<T>(out, m * out.strides[0]), row_of(out), x);
+    }
+  });
+}
+
 template <class T>
 void layer_norm_backward(int threads, const refkTensor& grad_in, const refkTensor& grad_weight,
                          const refkTensor& grad_bias, const refkTensor& grad, const refkTensor& in,
@@ -491,6 +510,23 @@ refkStatus refkLayerNorm(const refkContext* ctx, const refkTensor* out, const re
     const Access access({out, mean, rstd, in, weight, bias});
     return floating("layer_norm", in->dtype, [&](auto tag) {
       layer_norm<typename decltype(tag)::type>(ctx->num_threads, *out, *mean, *rstd, *in, weight, bias, eps);
+    });
+  });
+}
+
+refkStatus refkRmsNorm(const refkContext* ctx, const refkTensor* out, const refkTensor* in, const refkTensor* weight,
+                       double eps) {
+  return guarded("rms_norm", [&] {
+    const refkTensor* w = or_null(weight);
+    if (auto s = check_rank("rms_norm", *in, 2)) return s;
+    if (auto s = check_shapes("rms_norm", {out, in})) return s;
+    if (out->dtype != in->dtype || (w != nullptr && w->dtype != in->dtype)) {
+      return fail(refkErrorInvalidValue, "rms_norm: operands must share one dtype");
+    }
+    return floating("rms_norm", in->dtype, [&](auto tag) {
+      if (in->sizes[0] == 0 || in->sizes[1] == 0) return;
+      const Access access({out, in, w});
+      rms_norm<typename decltype(tag)::type>(ctx->num_threads, *out, *in, w, eps);
     });
   });
 }

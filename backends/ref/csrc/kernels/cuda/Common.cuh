@@ -26,7 +26,7 @@
 namespace refkc {
 
 // Storage types, conversions, cast rules, itemsize and dispatch are the CPU
-// library's (common/Dtypes.h), as are numel and same_shape
+// library's (common/Dtypes.h), as are numel, same_shape and or_null
 // (common/Descriptors.h): one definition, so the two cannot drift.
 using refk::acc_t;
 using refk::BFloat16;
@@ -34,6 +34,7 @@ using refk::contiguous_like;
 using refk::dispatch;
 using refk::dispatch_bytes;
 using refk::dispatch_index;
+using refk::or_null;
 using refk::dtype_name;
 using refk::from_scalar;
 using refk::Half;

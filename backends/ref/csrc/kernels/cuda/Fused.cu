@@ -37,7 +37,6 @@ struct BiasGeluBackward {
   }
 };
 
-const refkTensor* bias_or_null(const refkTensor* t) { return t != nullptr && t->data != nullptr ? t : nullptr; }
 
 }  // namespace
 }  // namespace refkc
@@ -46,7 +45,7 @@ using namespace refkc;
 
 extern "C" refkStatus refkBiasGelu(const refkContext* ctx, const refkTensor* out, const refkTensor* in,
                                    const refkTensor* bias, int32_t tanh) {
-  const refkTensor* b = bias_or_null(bias);
+  const refkTensor* b = or_null(bias);
   if (auto s = checked(refk::check::bias_gelu(false, {out, in, b}))) return s;
   return dispatch_floating("bias_gelu", in->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -61,7 +60,7 @@ extern "C" refkStatus refkBiasGelu(const refkContext* ctx, const refkTensor* out
 
 extern "C" refkStatus refkBiasGeluBackward(const refkContext* ctx, const refkTensor* grad_in, const refkTensor* grad,
                                            const refkTensor* in, const refkTensor* bias, int32_t tanh) {
-  const refkTensor* b = bias_or_null(bias);
+  const refkTensor* b = or_null(bias);
   if (auto s = checked(refk::check::bias_gelu(true, {grad_in, grad, in, b}))) return s;
   return dispatch_floating("bias_gelu_backward", in->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
