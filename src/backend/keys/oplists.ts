@@ -236,7 +236,7 @@ function checkGroupSplit(cx: KeyContext, forward: ReadonlyMap<string, OpEntry>, 
     cx.error(
       a.loc,
       `${a.name} is listed under autograd but ${what} under supported (line ${clash.loc.line}); ` +
-        `all variants of an op (${members.filter((m) => m).join(", ")}) must be in supported or all in autograd`,
+        `all variants of an op (${members.join(", ")}) must be in supported or all in autograd`,
     );
   }
 }
