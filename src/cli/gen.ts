@@ -67,12 +67,26 @@ export function registerGenCommands(program: Command): void {
 
   program
     .command("coverage")
-    .description("which core-ATen overloads the backend covers, lacks, and which ops will fall back to CPU")
+    .description(
+      "which core-ATen overloads the backend covers, lacks, and which ops will fall back to CPU; " +
+        "with --model, every overload a model reaches",
+    )
     .argument("[backend-yaml]", "the backend YAML", "backend.yaml")
     .option("--python <path>", "the Python whose torch we build against")
     .option("--all", "list every uncovered core overload, not only the first ones")
+    .option(
+      "--model <file[:name,...]>",
+      "the overloads these model cases dispatch (forward, backward, step), against the YAML (repeatable; 'zoo': the shipped zoo)",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option("--add", "with --model: list the overloads that would fall back (or raise) under supported:")
     .option("--json", "machine-readable output")
-    .action(async (yamlPath: string, opts: CommonOpts & { all?: boolean }) => {
+    .action(async (yamlPath: string, opts: CommonOpts & { all?: boolean; model: string[]; add?: boolean }) => {
+      if (opts.model.length > 0) return modelCoverage(yamlPath, opts);
+      if (opts.add) {
+        throw new UserError("--add needs --model FILE[:NAME,...]: it adds the overloads that model needs");
+      }
       const [{ catalog, config }, { computeCoverage, formatCoverageTable }] = await Promise.all([
         loadInputs(yamlPath, opts.python),
         import("../dest/coverage.js"),
@@ -82,4 +96,47 @@ export function registerGenCommands(program: Command): void {
       if (opts.json) process.stdout.write(`${JSON.stringify(cov, null, 2)}\n`);
       else process.stdout.write(formatCoverageTable(cov, { all: Boolean(opts.all) }));
     });
+}
+
+/** `coverage --model` (src/conformance/modelcoverage.ts): the listing, then with --add the edit. */
+async function modelCoverage(yamlPath: string, opts: CommonOpts & { model: string[]; add?: boolean }): Promise<void> {
+  const [{ runModelCoverage, addMissing, modelsLabel }, { formatModelCoverage }, { style }] = await Promise.all([
+    import("../conformance/modelcoverage.js"),
+    import("../dest/coverage.js"),
+    import("../util/term.js"),
+  ]);
+  const err = style(process.stderr);
+  const { config, catalog, models, report } = await runModelCoverage({
+    yamlPath,
+    models: opts.model,
+    python: opts.python,
+    progress: (line) => process.stderr.write(`${err.dim(line)}\n`),
+  });
+  for (const w of config.warnings) process.stderr.write(`${formatDiagnostic(w)}\n`);
+  const added = opts.add ? addMissing(config, catalog, report, `--model ${modelsLabel(opts.model)}`) : undefined;
+  if (opts.json) {
+    const files = models.map((m) => path.relative(process.cwd(), m.file) || m.file);
+    const out = { ...report, models: files, ...(added ? { added: added.names } : {}) };
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    return;
+  }
+  process.stdout.write(formatModelCoverage(report, style(process.stdout)));
+  const stubs = `\`opgen-backend gen ${config.file} --stubs ${path.join(path.dirname(config.file), "csrc", "aten")}\``;
+  const n = report.missing.length;
+  if (added === undefined) {
+    if (n > 0)
+      process.stdout.write(
+        `--add lists ${n === 1 ? "it" : "them"} under supported:; then ${stubs} writes the kernel stubs\n`,
+      );
+    return;
+  }
+  if (added.names.length === 0) {
+    process.stdout.write(`nothing to add: ${config.file} lists every overload the model needs\n`);
+    return;
+  }
+  const k = added.names.length;
+  process.stdout.write(
+    `added ${k} overload${k === 1 ? "" : "s"} under supported: (${config.file}:${added.line}): ${added.names.join(", ")}\n` +
+      `next: ${stubs} writes a kernel stub for each one your sources do not define yet\n`,
+  );
 }

@@ -40,7 +40,7 @@ export interface DocumentOptions {
 }
 
 let yamlModule: typeof Yaml | undefined;
-function yamlPackage(): typeof Yaml {
+export function yamlPackage(): typeof Yaml {
   yamlModule ??= createRequire(import.meta.url)("yaml") as typeof Yaml;
   return yamlModule;
 }
