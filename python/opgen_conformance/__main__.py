@@ -26,6 +26,13 @@ def main(argv: list[str]) -> int:
     p.add_argument("--package", required=True)
     p.add_argument("--device", required=True)
     p.add_argument("--json", action="store_true")
+    p = sub.add_parser("model-cases", help="list the cases a model file spec selects (JSON)")
+    p.add_argument("--model", required=True, help="FILE[:NAME,...]; 'zoo' is the shipped zoo")
+    p = sub.add_parser("model-ops", help="the aten overloads a model file's cases dispatch on eager CPU (JSON)")
+    p.add_argument("--model", required=True, help="FILE[:NAME,...]; 'zoo' is the shipped zoo")
+    p = sub.add_parser("replay", help="rerun one call saved by a model case's first-divergence search")
+    p.add_argument("--config", required=True)
+    p.add_argument("--file", required=True)
     a = ap.parse_args(argv)
     if a.cmd == "run":
         from .pool import run
@@ -43,6 +50,36 @@ def main(argv: list[str]) -> int:
         return 0
     if a.cmd == "rerun":
         return rerun(a)
+    if a.cmd == "model-cases":
+        from .modelfile import ModelFileError, resolve, select
+
+        try:
+            file, globs = resolve(a.model)
+            print(json.dumps([{"file": file, "case": c} for c in select(file, globs)]))
+        except ModelFileError as e:
+            print(e, file=sys.stderr)
+            return 1
+        return 0
+    if a.cmd == "model-ops":
+        from .modelfile import ModelFileError, resolve, select
+        from .models import model_ops
+
+        try:
+            file, globs = resolve(a.model)
+            cases = [{"file": file, "case": c, "ops": model_ops(file, c)} for c in select(file, globs)]
+        except ModelFileError as e:
+            print(e, file=sys.stderr)
+            return 1
+        print(json.dumps(cases, sort_keys=True))
+        return 0
+    if a.cmd == "replay":
+        from .config import load_config
+        from .device import open_device
+        from .models import replay
+
+        ok, msg = replay(a.file, open_device(load_config(a.config)))
+        print(f"{'pass' if ok else 'fail'}: {msg}")
+        return 0 if ok else 1
     if a.cmd == "custom":
         from .custom import main as custom_main
 

@@ -18,6 +18,8 @@ from . import PROTOCOL_VERSION
 
 # The keys of one entry of ``ops`` (src/conformance/runconfig.ts RunConfigOp).
 OP_KEYS = ("name", "kind", "view", "core", "dtypes")
+# The keys of one entry of ``models`` (RunConfigModel): one case of a model file.
+MODEL_KEYS = ("name", "file", "case")
 
 
 class ConfigError(ValueError):
@@ -44,6 +46,7 @@ class RunConfig:
     cache_dir: str
     tolerances: list[dict[str, Any]]
     ops: list[dict[str, Any]]
+    models: list[dict[str, Any]]
 
     @staticmethod
     def from_dict(d: Any, where: str = "run config") -> RunConfig:
@@ -70,6 +73,10 @@ class RunConfig:
             keys = set(op) if isinstance(op, dict) else set()
             if keys != set(OP_KEYS):
                 raise ConfigError(f"{where}: ops[{i}] has keys {sorted(keys)}; expected {list(OP_KEYS)}")
+        for i, m in enumerate(d["models"]):
+            keys = set(m) if isinstance(m, dict) else set()
+            if keys != set(MODEL_KEYS):
+                raise ConfigError(f"{where}: models[{i}] has keys {sorted(keys)}; expected {list(MODEL_KEYS)}")
         return RunConfig(**d)
 
     def to_dict(self) -> dict[str, Any]:

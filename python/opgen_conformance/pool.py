@@ -16,6 +16,7 @@ import os
 import tempfile
 import time
 from dataclasses import replace
+from typing import Any
 
 from . import index_file
 from .config import ConfigError, RunConfig, load_config, write_config
@@ -36,7 +37,7 @@ class Coordinator:
         self.workers: Workers | None = None
         self.startup_failures = 0
         # timings for bench/: kept out of the results file, which must not vary run to run
-        self.stats: dict[str, float] = {"gen_s": 0.0, "run_s": 0.0, "worker_starts": 0}
+        self.stats: dict[str, Any] = {"gen_s": 0.0, "run_s": 0.0, "worker_starts": 0}
 
     def run(self) -> int:
         nxt, done, incidents = self.recorder.open()
@@ -79,7 +80,8 @@ class Coordinator:
         # While the workers import torch: the index must be ready before
         # the first task is handed out (workers read it on a sample-cache
         # miss; Note [Sample cache] in cache.py).
-        cached = index_cached(cache)
+        # model cases need no OpInfo index
+        cached = index_cached(cache) or not self.config.ops
         emit({"event": "index", "cache_dir": cache, "building": not cached})
         if not cached:
             from .sources.opinfo import load_index  # imports torch: only to build it
@@ -137,7 +139,13 @@ class Coordinator:
             w.partial = dict(msg.get("partial") or {})
         elif t == "sample":
             assert w.task is not None
-            self.recorder.sample(*w.task.key, int(msg["k"]), msg["checks"], msg.get("source", ""), msg.get("desc", ""))
+            info = msg.get("info")
+            if info is not None and "time_s" in info:
+                # timings vary run to run: stats, not results (Note [Results stream])
+                self.stats.setdefault("model_time_s", {})[w.task.key[0]] = info.pop("time_s")
+            self.recorder.sample(
+                *w.task.key, int(msg["k"]), msg["checks"], msg.get("source", ""), msg.get("desc", ""), info=info
+            )
         elif t == "done":
             assert w.task is not None
             self.stats["gen_s"] += float(msg.get("gen_s", 0))

@@ -122,7 +122,9 @@ class Recorder:
     def close(self) -> None:
         self.file.close()
 
-    def sample(self, op: str, dtype: str, k: int, checks: dict, source: str, desc: str, incident: bool = False) -> None:
+    def sample(
+        self, op: str, dtype: str, k: int, checks: dict, source: str, desc: str, incident: bool = False, info: dict | None = None
+    ) -> None:
         rec = {
             "kind": "sample",
             "op": op,
@@ -135,6 +137,8 @@ class Recorder:
         }
         if incident:
             rec["incident"] = True
+        if info is not None:
+            rec["model"] = info  # a model case's report data (models.py run_model_task)
         self.file.write(rec)
         self.samples += 1
 

@@ -1,6 +1,8 @@
 """The scheduler: which task a free worker runs next.
 
-A task is one (overload, dtype). The plan is every task of the run config
+A task is one (overload, dtype), or one case of a model file (its op is
+the case's name, ``model:<file>:<case>``, its kind ``model``, its dtype
+float32; Note [Model case] in modelfile.py). The plan is every task of the run config
 less what the results file already holds (Note [Results stream] in
 results.py): finished tasks are left out, unfinished ones start after their
 last recorded sample. Tasks are handed out in the config's order; a task
@@ -18,6 +20,8 @@ from typing import Any
 from . import KNOWN_DTYPES
 from .config import RunConfig
 
+MODEL_DTYPE = "float32"
+
 
 @dataclass
 class Task:
@@ -33,6 +37,8 @@ class Task:
     def message(self) -> dict[str, Any]:
         """What a worker is sent to run this task (worker.py's protocol)."""
         msg = {"op": self.op["name"], "kind": self.op.get("kind", "functional"), "view": bool(self.op.get("view"))}
+        if msg["kind"] == "model":
+            msg.update(file=self.op["file"], case=self.op["case"])
         msg.update({"dtype": self.dtype, "start": self.start})
         return msg
 
@@ -60,6 +66,14 @@ class Scheduler:
                     already += 1
                     continue
                 self.pending.append(Task(op, dt, nxt.get(key, 0), incidents.get(key, 0)))
+        for m in self.config.models:
+            self.tasks_total += 1
+            key = (m["name"], MODEL_DTYPE)
+            if key in done:
+                already += 1
+                continue
+            # A case is one sample (k = 0): one that crashed goes on at k = 1, i.e. is done.
+            self.pending.append(Task({**m, "kind": "model", "view": False}, MODEL_DTYPE, nxt.get(key, 0), incidents.get(key, 0)))
         return already
 
     def next(self) -> Task | None:

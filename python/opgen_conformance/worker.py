@@ -122,8 +122,31 @@ def main(config_path: str) -> int:
         task = json.loads(line)
         if task.get("quit"):
             break
-        _run_task(config, device, task, chan)
+        if task.get("kind") == "model":
+            _run_model(config, device, task, chan)
+        else:
+            _run_task(config, device, task, chan)
     return 0
+
+
+def _run_model(config: RunConfig, device: Any, task: dict, chan: Channel) -> None:
+    """One case of a model file as a task of one sample (models.py)."""
+    from .models import run_model_task
+
+    t0 = time.perf_counter()
+    if int(task.get("start", 0)) == 0:
+        chan.k = 0
+        chan.send({"t": "begin", "k": 0, "source": "model", "desc": task["case"]})
+        try:
+            checks, info = run_model_task(
+                task["file"], task["case"], device, config.results + ".divergence", chan.phase
+            )
+        except Exception as e:  # the model file's own error (its builder raised), reported as the case's
+            checks, info = {"errors": ("fail", f"the case could not be run: {type(e).__name__}: {e}"[:1000])}, {}
+        chan.send(
+            {"t": "sample", "k": 0, "source": "model", "desc": task["case"], "checks": {c: list(v) for c, v in checks.items()}, "info": info}
+        )
+    chan.send({"t": "done", "n": 1, "gen_s": 0.0, "run_s": time.perf_counter() - t0})
 
 
 def _run_task(config: RunConfig, device: Any, task: dict, chan: Channel) -> None:

@@ -37,6 +37,7 @@ def config(tmp, ops, **kw):
         "cache_dir": os.path.join(tmp, "cache"),
         "tolerances": [],
         "ops": ops,
+        "models": [],
     }
     c.update(kw)
     path = os.path.join(tmp, "config.json")
@@ -150,6 +151,34 @@ class PoolTest(unittest.TestCase):
             again = records(res)
             key = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
             self.assertEqual(sorted(map(key, again)), sorted(map(key, full)))
+
+    def test_model_cases_are_tasks_crash_isolated_and_resumed(self):
+        crashing = os.path.join(os.path.dirname(FAULTS), "models", "crashing.py")
+        models = [
+            {"name": f"model:crashing:{c}", "file": crashing, "case": c} for c in ("dies", "fine")
+        ]
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = config(tmp, [], workers=1, faults=None, models=models)
+            p = run(cfg)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            res = os.path.join(tmp, "results.jsonl")
+            recs = records(res)
+            dies = [r for r in recs if r.get("op") == "model:crashing:dies" and r["kind"] == "sample"]
+            self.assertEqual(len(dies), 1)
+            self.assertTrue(dies[0].get("incident"))
+            self.assertEqual(dies[0]["checks"]["values"][0], "crash")
+            fine = [r for r in recs if r.get("op") == "model:crashing:fine" and r["kind"] == "sample"]
+            self.assertEqual(fine[0]["checks"]["values"][0], "pass")
+            self.assertIn("addmm", fine[0]["model"]["ops"])
+            self.assertNotIn("time_s", fine[0]["model"])  # timings go to stats, not results
+            with open(res + ".stats.json") as f:
+                self.assertGreater(json.load(f)["model_time_s"]["model:crashing:fine"]["device"], 0)
+            done = {r["op"] for r in recs if r["kind"] == "task"}
+            self.assertEqual(done, {"model:crashing:dies", "model:crashing:fine"})
+            # resumed: nothing runs again
+            p = run(config(tmp, [], workers=1, faults=None, models=models, resume=True))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(records(res), recs)
 
     def test_rerun_reproduces_a_recorded_sample(self):
         with tempfile.TemporaryDirectory() as tmp:

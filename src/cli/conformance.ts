@@ -65,6 +65,7 @@ interface TestFlags extends ReportFlags {
   faults?: string;
   cacheDir?: string;
   sanitize?: string | true;
+  model?: string[];
 }
 
 /** The memory this process may use: the machine's, or less under a cgroup (container) limit. */
@@ -86,6 +87,11 @@ export function registerConformanceCommands(program: Command): void {
       collect,
     )
     .option("--core", "only the core-ATen overloads")
+    .option(
+      "--model <file[:names]>",
+      "run a model file's cases instead of the operators: on the device and eager CPU from the same weights, judged against float64 ('zoo': the shipped transformers zoo; names: comma-separated globs; repeatable)",
+      collect,
+    )
     .option("--dtypes <list>", "only these dtypes, e.g. float32,int64")
     .option("--shard <i/n>", "run the i-th of n deterministic shards (merge them with `report merge`)")
     .option("-j, --workers <n>", "worker processes", int("--workers", 1))
@@ -152,10 +158,11 @@ export function registerConformanceCommands(program: Command): void {
         html: f.html,
         markdown: f.markdown,
         quiet: Boolean(f.quiet),
+        ...(f.model ? { models: f.model } : {}),
       });
       // Custom operators against their references (issue 14): once per run, not per shard.
       let customFailed = 0;
-      if (!f.faults && (!f.shard || f.shard.startsWith("1/")) && hasCustomOps(dir)) {
+      if (!f.faults && !f.model && (!f.shard || f.shard.startsWith("1/")) && hasCustomOps(dir)) {
         customFailed = await runCustomOps({
           projectDir: dir,
           python: f.python,

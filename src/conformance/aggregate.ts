@@ -10,6 +10,7 @@
 import { readFileSync } from "node:fs";
 import { UserError } from "../util/errors.js";
 import { cmp, STATUS_SEVERITY } from "../vocab.js";
+import { isModel, type ModelCase } from "./models.js";
 import {
   CHECKS,
   DTYPE_ORDER,
@@ -74,7 +75,10 @@ interface Acc {
 }
 
 /** Per (op, dtype, check) results of the records; only ops in `ops` (all when undefined). */
-export function aggregate(records: readonly RawRecord[], ops?: readonly OpUnderTest[]): Result[] {
+export function aggregate(
+  records: readonly RawRecord[],
+  ops?: readonly { readonly op: string; readonly dtypes: readonly string[] }[],
+): Result[] {
   const wanted = ops ? new Set(ops.flatMap((o) => o.dtypes.map((d) => `${o.op}\u0000${d}`))) : undefined;
   const acc = new Map<string, Acc>();
   const tasks = new Map<string, { samples: number; stopped?: string; seed: number }>();
@@ -156,7 +160,8 @@ export function passingOps(results: readonly Result[]): Set<string> {
 export function summarize(results: readonly Result[], ops: readonly OpUnderTest[], coreTotal: number): Summary {
   const n = (s: Status) => results.filter((r) => r.status === s).length;
   const passing = passingOps(results);
-  const tested = new Set(results.map((r) => r.op));
+  // model cases are counted by the models section, not as operators
+  const tested = new Set(results.filter((r) => !isModel(r.op)).map((r) => r.op));
   // An op "passes" only if every claimed dtype was run: a missing dtype (an
   // interrupted run) must not count as conformant.
   const seen = new Set(results.map((r) => `${r.op}\u0000${r.dtype}`));
@@ -185,6 +190,7 @@ export function makeReport(
   results: readonly Result[],
   coreTotal: number,
   coverage?: ReportCoverage,
+  models?: readonly ModelCase[],
 ): Report {
   const sortedOps = [...ops].sort((a, b) => cmp(a.op, b.op));
   const sorted = [...results].sort(compareResults);
@@ -195,6 +201,7 @@ export function makeReport(
     ops: sortedOps,
     results: sorted,
     ...(coverage ? { coverage } : {}),
+    ...(models?.length ? { models } : {}),
   };
 }
 
@@ -268,5 +275,7 @@ export function mergeReports(reports: readonly { file: string; report: Report }[
   const meta: ReportMeta = { ...first.meta, shards: [...new Set(shards)].sort() };
   // Every shard computed the same coverage from the same backend.yaml and torch.
   const coverage = reports.find((r) => r.report.coverage)?.report.coverage;
-  return makeReport(meta, [...ops.values()], [...results.values()], coreTotal, coverage);
+  const models = new Map<string, ModelCase>();
+  for (const { report } of reports) for (const m of report.models ?? []) models.set(m.name, m);
+  return makeReport(meta, [...ops.values()], [...results.values()], coreTotal, coverage, [...models.values()]);
 }

@@ -21,7 +21,8 @@ import { aggregate, failed, makeReport, readJsonl } from "./aggregate.js";
 import { reportCoverage } from "./coverage.js";
 import { applyExpectations, EMPTY_EXPECTATIONS, type ExpectationsFile, loadExpectations } from "./expectations.js";
 import { problems, toHtml, toJson, toJunit, toMarkdown, toTerminal } from "./formats.js";
-import { type RunConfig, runConfig } from "./runconfig.js";
+import { isModel, MODEL_DTYPE, modelCases, modelReplayLines, modelTimes, resolveModelCases } from "./models.js";
+import { type RunConfig, type RunConfigModel, runConfig } from "./runconfig.js";
 import { LOGS_ENV, loadSanitizedBuild, sanitizerEnv } from "./sanitize.js";
 import { type OpInfo, type OpManifest, readManifest, type Selection, type Shard, selectOps } from "./select.js";
 import { OP_KINDS, type OpKind, type OpUnderTest, type Report } from "./types.js";
@@ -56,6 +57,8 @@ export interface TestOptions extends Outputs {
   readonly quiet?: boolean;
   /** Run the workers on the project's sanitizer build of these sanitizers (Note [Sanitizer builds]). */
   readonly sanitize?: readonly string[];
+  /** `--model FILE[:NAME]`: run these model files' cases instead of the operators (models.ts). */
+  readonly models?: readonly string[];
 }
 
 export function pythonEnv(): Record<string, string> {
@@ -112,11 +115,13 @@ export async function runTest(opts: TestOptions): Promise<RunOutcome> {
     opts.expectations || existsSync(expFile) ? loadExpectations(expFile) : EMPTY_EXPECTATIONS;
 
   const { coreTotal, info } = fromManifest(manifest, manifestFile);
-  const { ops, unmatched } = selectOps(manifest, info, opts.selection);
+  const models = opts.models?.length ? await resolveModelCases(python, opts.models, pythonEnv()) : [];
+  // A model run tests its cases, not the operators.
+  const { ops, unmatched } = models.length ? { ops: [], unmatched: [] } : selectOps(manifest, info, opts.selection);
   if (unmatched.length > 0) {
     throw new UserError(`--ops ${unmatched.join(", ")}: matches no operator in ${manifestFile}`);
   }
-  if (ops.length === 0 && !opts.selection.shard) {
+  if (ops.length === 0 && models.length === 0 && !opts.selection.shard) {
     throw new UserError(`nothing to test: the selection matches no operator in ${manifestFile}`);
   }
 
@@ -130,7 +135,7 @@ export async function runTest(opts: TestOptions): Promise<RunOutcome> {
     "wait for it to finish, or give this run its own file with --results",
   );
   try {
-    return await runLocked(opts, { project, python, manifest, ops, coreTotal, exp, resultsFile });
+    return await runLocked(opts, { project, python, manifest, ops, models, coreTotal, exp, resultsFile });
   } finally {
     lock.release();
   }
@@ -142,13 +147,14 @@ interface Settled {
   readonly python: string;
   readonly manifest: OpManifest;
   readonly ops: readonly OpUnderTest[];
+  readonly models: readonly RunConfigModel[];
   readonly coreTotal: number;
   readonly exp: ExpectationsFile;
   readonly resultsFile: string;
 }
 
 async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcome> {
-  const { project, python, manifest, ops, coreTotal, exp, resultsFile } = settled;
+  const { project, python, manifest, ops, models, coreTotal, exp, resultsFile } = settled;
   const configFile = `${resultsFile}.config.json`;
   const device = opts.faults ? "cpu" : manifest.device;
   const sanitized = opts.sanitize?.length ? sanitizedRun(project, resultsFile, opts) : undefined;
@@ -167,6 +173,7 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
     cache_dir: opts.cacheDir ?? path.join(project, ".opgen", "cache"),
     tolerances: exp.tolerances,
     ops: ops.map((o) => ({ name: o.op, kind: o.kind, view: o.view, core: o.core, dtypes: o.dtypes })),
+    models,
   });
   writeText(configFile, `${JSON.stringify(config, null, 2)}\n`);
   // The uncovered core overloads, for the reports (coverage.ts), while the runner runs.
@@ -179,7 +186,8 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
   await runPython(python, configFile, Boolean(opts.quiet), sanitized);
 
   const raw = readJsonl(resultsFile);
-  const results = applyExpectations(aggregate(raw, ops), exp.expectations);
+  const wanted = [...ops, ...models.map((m) => ({ op: m.name, dtypes: [MODEL_DTYPE] }))];
+  const results = applyExpectations(aggregate(raw, wanted), exp.expectations);
   const report = makeReport(
     {
       device,
@@ -192,22 +200,27 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
     results,
     coreTotal,
     await coverageP,
+    modelCases(models, raw, results, manifest.operators, modelTimes(resultsFile)),
   );
   writeOutputs(report, opts);
   if (!opts.quiet) {
     const st = style(process.stdout);
     process.stdout.write(toTerminal(report, st));
-    const first = problems(report)[0];
+    const envText = sanitized
+      ? Object.entries(sanitized)
+          .map(([k, v]) => `${k}='${v}'`)
+          .join(" ")
+      : // the runner's own PYTHONPATH: the caller's (a --target install) stays on it
+        `PYTHONPATH='${pythonEnv().PYTHONPATH}'`;
+    const runner = `${envText} ${python} -m opgen_conformance`;
+    for (const line of modelReplayLines(report.models ?? [], runner, configFile)) {
+      process.stdout.write(st.dim(`${line}\n`));
+    }
+    const first = problems(report).find((r) => !isModel(r.op));
     if (first) {
-      const envText = sanitized
-        ? Object.entries(sanitized)
-            .map(([k, v]) => `${k}='${v}'`)
-            .join(" ")
-        : // the runner's own PYTHONPATH: the caller's (a --target install) stays on it
-          `PYTHONPATH='${pythonEnv().PYTHONPATH}'`;
       process.stdout.write(
         st.dim(
-          `rerun one sample alone: ${envText} ${python} -m opgen_conformance rerun --config ${configFile} ` +
+          `rerun one sample alone: ${runner} rerun --config ${configFile} ` +
             `--op '${first.op}' --dtype ${first.dtype} --seed ${first.seed} --sample ${first.sample}\n`,
         ),
       );

@@ -22,7 +22,14 @@ import { readFileSync } from "node:fs";
 import { type Diagnostic, type SourceLoc, UserError } from "../util/errors.js";
 import { parseDocument, positions } from "../yaml/document.js";
 import { isMap, isScalar, isSeq, type YNode } from "../yaml/tree.js";
+import { MODEL_CHECKS } from "./models.js";
 import { CHECKS, type Result } from "./types.js";
+
+/** An operator's checks, then a model case's own (an expectation may name either). */
+const ALL_CHECKS: readonly string[] = [
+  ...CHECKS,
+  ...MODEL_CHECKS.filter((c) => !(CHECKS as readonly string[]).includes(c)),
+];
 
 export interface Expectation {
   readonly op: string;
@@ -128,8 +135,8 @@ export function parseExpectations(text: string, file: string): ExpectationsFile 
       const dtype = str("dtype", false);
       if (key === "expectations") {
         const check = str("check", false);
-        if (check !== undefined && check !== "*" && !(CHECKS as readonly string[]).includes(check)) {
-          err(fields.get("check")?.node, `unknown check '${check}'; allowed: ${CHECKS.join(", ")}`);
+        if (check !== undefined && check !== "*" && !ALL_CHECKS.includes(check)) {
+          err(fields.get("check")?.node, `unknown check '${check}'; allowed: ${ALL_CHECKS.join(", ")}`);
         }
         const reason = str("reason", true);
         const issue = str("issue", false);

@@ -9,6 +9,7 @@ import type { Style } from "../util/term.js";
 import { cmp, STATUS_SEVERITY } from "../vocab.js";
 import { compareResults, dtypeRank, passingOps } from "./aggregate.js";
 import { FAMILIES, FAMILY_TITLES, type Family, familyOf } from "./families.js";
+import { isModel, modelsHtml, modelsMarkdown, modelsTerminal } from "./models.js";
 import { type Report, type Result, STATUSES, type Status, type Summary } from "./types.js";
 
 export function toJson(r: Report): string {
@@ -188,6 +189,7 @@ export function toMarkdown(rep: Report, maxRows = 20): string {
   out.push(
     `${unc ? `${unc}. ` : ""}Seed ${rep.meta.seed}, up to ${rep.meta.max_samples} samples per op and dtype${rep.meta.shards.length ? `, shards ${rep.meta.shards.join(" ")}` : ""}.`,
   );
+  out.push(...modelsMarkdown(rep.models ?? []));
   if (bad.length > 0) {
     out.push("");
     out.push("| | op | dtypes | checks | first problem | rerun |");
@@ -278,6 +280,7 @@ export function toHtml(rep: Report): string {
   const cells = new Map<string, Result[]>();
   const byOp = new Map<string, Result[]>();
   for (const r of rep.results) {
+    if (isModel(r.op)) continue; // the models section shows them
     const k = `${r.op}\u0000${r.dtype}`;
     const list = cells.get(k) ?? [];
     list.push(r);
@@ -345,6 +348,7 @@ export function toHtml(rep: Report): string {
   for (const st of STATUSES) o.push(`<option value="${st}">${st}</option>`);
   o.push('</select></label> <span id="filter-count"></span></form>');
 
+  o.push(...modelsHtml(rep.models ?? [], (st) => COLORS[st]));
   o.push('<h2 id="operators">Operators × dtypes, by family</h2>');
   o.push('<div id="heatmap">');
   const header = `<tr><th>operator</th>${dtypes.map((d) => `<th>${html(d)}</th>`).join("")}</tr>`;
@@ -494,6 +498,10 @@ export function toTerminal(rep: Report, st: Style, maxRows = 30): string {
     s.xpass ? st.yellow(`${s.xpass} xpass`) : "",
   ].filter((p) => p.length > 0);
   out.push(`${st.bold("conformance:")} ${s.total} results: ${parts.join(", ")}`);
-  out.push(`${s.ops_passed}/${s.ops} operators pass everything; ${st.bold(`core ATen conformance ${coreLevel(s)}`)}`);
+  // a model run (--model) tests no operator of its own
+  if (s.ops > 0 || !rep.models?.length) {
+    out.push(`${s.ops_passed}/${s.ops} operators pass everything; ${st.bold(`core ATen conformance ${coreLevel(s)}`)}`);
+  }
+  out.push(...modelsTerminal(rep.models ?? []));
   return `${out.join("\n")}\n`;
 }

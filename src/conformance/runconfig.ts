@@ -11,7 +11,7 @@ import type { Tolerance } from "./expectations.js";
 import type { OpKind } from "./types.js";
 
 /** python/opgen_conformance/__init__.py PROTOCOL_VERSION (a test says they agree). */
-export const RUN_CONFIG_VERSION = 1;
+export const RUN_CONFIG_VERSION = 2;
 
 export interface RunConfigOp {
   readonly name: string;
@@ -19,6 +19,14 @@ export interface RunConfigOp {
   readonly view: boolean;
   readonly core: boolean;
   readonly dtypes: readonly string[];
+}
+
+/** One case of a model file (python/opgen_conformance/modelfile.py, Note [Model case]). */
+export interface RunConfigModel {
+  /** `model:<file stem>:<case>`, the case's op name in results */
+  readonly name: string;
+  readonly file: string;
+  readonly case: string;
 }
 
 export interface RunConfig {
@@ -53,6 +61,7 @@ export interface RunConfig {
   readonly cache_dir: string;
   readonly tolerances: readonly Tolerance[];
   readonly ops: readonly RunConfigOp[];
+  readonly models: readonly RunConfigModel[];
 }
 
 type Defaulted = Exclude<keyof RunConfig, "device" | "results" | "cache_dir" | "ops">;
@@ -72,6 +81,7 @@ export const RUN_CONFIG_DEFAULTS: Readonly<Pick<RunConfig, Defaulted>> = Object.
   worker_memory_bytes: null,
   resume: false,
   tolerances: [],
+  models: [],
 });
 
 /** A complete run config: the given keys over the defaults. */
