@@ -3,11 +3,12 @@
 // scratch in the compute type C, runs its passes there and stores the
 // result; every element's arithmetic is common/Norm.h's (shared with the
 // CUDA library). The passes are shared:
-// - moments:  mean and variance (two passes, float lanes, double totals);
+// - moments:  mean and variance (two passes);
 // - normalize_backward: the gradient through (x - mean) * rstd, the same
 //   formula for all three norms, once the row's weights are folded into it.
 // Rows run on threads in parallel; a row never splits, so results do not
-// depend on the thread count.
+// depend on the thread count. The norms compute in double (Note [Norm
+// precision] in common/Norm.h), softmax in C.
 #include "kernels/cpu/Common.h"
 
 #include <vector>
@@ -186,7 +187,7 @@ inline RowShape row_of(const refkTensor& t) { return RowShape{1, t.sizes[1], 0, 
 template <class T>
 void layer_norm(int threads, const refkTensor& out, const refkTensor& mean, const refkTensor& rstd,
                 const refkTensor& in, const refkTensor* weight, const refkTensor* bias, double eps) {
-  using C = C_t<T>;
+  using C = norm::stat_t;  // Note [Norm precision]
   const int64_t M = in.sizes[0], N = in.sizes[1];
   const std::vector<C> w = load_vector<C>(weight, N, C(1)), b = load_vector<C>(bias, N, C(0));
   parallel_for(M, std::max<int64_t>(1, kGrain / std::max<int64_t>(N, 1)), threads, [&](int64_t m0, int64_t m1) {
@@ -228,7 +229,7 @@ template <class T>
 void layer_norm_backward(int threads, const refkTensor& grad_in, const refkTensor& grad_weight,
                          const refkTensor& grad_bias, const refkTensor& grad, const refkTensor& in,
                          const refkTensor& mean, const refkTensor& rstd, const refkTensor* weight) {
-  using C = C_t<T>;
+  using C = norm::stat_t;  // Note [Norm precision]
   const int64_t M = in.sizes[0], N = in.sizes[1];
   const std::vector<C> w = load_vector<C>(weight, N, C(1));
   std::vector<C> mu(static_cast<size_t>(M)), rs(static_cast<size_t>(M));
@@ -285,7 +286,7 @@ inline int64_t group_offset(const refkTensor& t, int64_t n, int64_t c0) { return
 template <class T>
 void group_norm(int threads, const refkTensor& out, const refkTensor& mean, const refkTensor& rstd,
                 const refkTensor& in, const refkTensor* weight, const refkTensor* bias, int64_t G, double eps) {
-  using C = C_t<T>;
+  using C = norm::stat_t;  // Note [Norm precision]
   const int64_t N = in.sizes[0], Ch = in.sizes[1], HW = in.sizes[2], D = Ch / G;
   const std::vector<C> w = load_vector<C>(weight, Ch, C(1)), b = load_vector<C>(bias, Ch, C(0));
   parallel_for(N * G, std::max<int64_t>(1, kGrain / std::max<int64_t>(D * HW, 1)), threads,
@@ -314,7 +315,7 @@ template <class T>
 void group_norm_backward(int threads, const refkTensor& grad_in, const refkTensor& grad_weight,
                          const refkTensor& grad_bias, const refkTensor& grad, const refkTensor& in,
                          const refkTensor& mean, const refkTensor& rstd, const refkTensor* weight, int64_t G) {
-  using C = C_t<T>;
+  using C = norm::stat_t;  // Note [Norm precision]
   const int64_t N = in.sizes[0], Ch = in.sizes[1], HW = in.sizes[2], D = Ch / G;
   const std::vector<C> w = load_vector<C>(weight, Ch, C(1));
   // Per (sample, channel) sums of grad * xhat and grad, reduced over samples after.
@@ -361,7 +362,7 @@ template <class T>
 void batch_norm(int threads, const refkTensor& out, const refkTensor& save_mean, const refkTensor& save_invstd,
                 const refkTensor& in, const refkTensor* weight, const refkTensor* bias, const refkTensor& running_mean,
                 const refkTensor& running_var, bool training, double momentum, double eps) {
-  using C = C_t<T>;
+  using C = norm::stat_t;  // Note [Norm precision]
   const int64_t Ch = in.sizes[1], count = in.sizes[0] * in.sizes[2];
   const std::vector<C> w = load_vector<C>(weight, Ch, C(1)), b = load_vector<C>(bias, Ch, C(0));
   parallel_for(Ch, std::max<int64_t>(1, kGrain / std::max<int64_t>(count, 1)), threads, [&](int64_t c0, int64_t c1) {
@@ -384,10 +385,7 @@ void batch_norm(int threads, const refkTensor& out, const refkTensor& save_mean,
           const double unbiased = norm::unbiased_var(var, count);
           store_any(running_var, i, norm::running_update(load_any(running_var, i), unbiased, momentum));
         }
-        // Normalize with the statistics as saved (rounded to their dtype), as
-        // ATen does and as the backward will see them.
-        mu = load_any(save_mean, c * save_mean.strides[0]);
-        invstd = load_any(save_invstd, c * save_invstd.strides[0]);
+        // Normalized with the statistics in double (Note [Norm precision]).
       } else {
         mu = load_any(running_mean, c * running_mean.strides[0]);
         invstd = rstd_of(load_any(running_var, c * running_var.strides[0]), eps);
@@ -405,7 +403,7 @@ void batch_norm_backward(int threads, const refkTensor& grad_in, const refkTenso
                          const refkTensor& grad_bias, const refkTensor& grad, const refkTensor& in,
                          const refkTensor* weight, const refkTensor& running_mean, const refkTensor& running_var,
                          const refkTensor& save_mean, const refkTensor& save_invstd, bool training, double eps) {
-  using C = C_t<T>;
+  using C = norm::stat_t;  // Note [Norm precision]
   const int64_t Ch = in.sizes[1], count = in.sizes[0] * in.sizes[2];
   const std::vector<C> w = load_vector<C>(weight, Ch, C(1));
   parallel_for(Ch, std::max<int64_t>(1, kGrain / std::max<int64_t>(count, 1)), threads, [&](int64_t c0, int64_t c1) {

@@ -4,7 +4,7 @@
 // elements and combining their partial sums in double across the block;
 // every element's arithmetic is common/Norm.h's, shared with the CPU
 // library (the same exponential, statistics and gradient formulas in the
-// same compute type). Weight and bias gradients sum each column over the
+// same compute type: double for the norms, Note [Norm precision]). Weight and bias gradients sum each column over the
 // rows (samples) in order, a thread per column.
 #include "kernels/common/Norm.h"
 #include "kernels/common/Reduce.h"
@@ -126,7 +126,7 @@ template <class T>
 __global__ void layer_norm_kernel(int64_t M, int64_t N, T* out, Mat mo, const T* in, Mat mi, char* mean, int64_t ms,
                                   refkDtype mean_dtype, char* rstd, int64_t rs, refkDtype rstd_dtype, Vec w, Vec b,
                                   double eps) {
-  using C = opmath_t<T>;
+  using C = norm::stat_t;  // Note [Norm precision]
   for (int64_t m = blockIdx.x; m < M; m += gridDim.x) {
     const T* x = in + m * mi.s0;
     double s = 0;
@@ -154,7 +154,7 @@ __global__ void layer_norm_kernel(int64_t M, int64_t N, T* out, Mat mo, const T*
 template <class T>
 __global__ void layer_norm_grad_in_kernel(int64_t M, int64_t N, T* grad_in, Mat mgi, const T* grad, Mat mg,
                                           const T* in, Mat mi, Vec mean, Vec rstd, Vec w) {
-  using C = opmath_t<T>;
+  using C = norm::stat_t;  // Note [Norm precision]
   for (int64_t m = blockIdx.x; m < M; m += gridDim.x) {
     const C mu = C(mean.at(m, 0.0)), rs = C(rstd.at(m, 1.0));
     double sa = 0, sb = 0;
@@ -179,7 +179,7 @@ template <class T>
 __global__ void layer_norm_grad_wb_kernel(int64_t M, int64_t N, char* gw, int64_t gws, refkDtype gw_dtype, char* gb,
                                           int64_t gbs, refkDtype gb_dtype, const T* grad, Mat mg, const T* in, Mat mi,
                                           Vec mean, Vec rstd) {
-  using C = opmath_t<T>;
+  using C = norm::stat_t;  // Note [Norm precision]
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < N; j += stride) {
     double dw = 0, db = 0;
@@ -224,7 +224,7 @@ template <class T>
 __global__ void batch_norm_kernel(int64_t N, int64_t Ch, int64_t L, T* out, Cube ko, const T* in, Cube ki,
                                   Stat save_mean, Stat save_invstd, Vec w, Vec b, Stat running_mean,
                                   Stat running_var, bool training, double momentum, double eps) {
-  using C = opmath_t<T>;
+  using C = norm::stat_t;  // Note [Norm precision]
   const int64_t count = N * L;
   for (int64_t c = blockIdx.x; c < Ch; c += gridDim.x) {
     double mu, invstd;
@@ -247,11 +247,9 @@ __global__ void batch_norm_kernel(int64_t N, int64_t Ch, int64_t L, T* out, Cube
           running_var.set(c, norm::running_update(running_var.get(c), norm::unbiased_var(var, count), momentum));
         }
       }
-      __syncthreads();
-      // Normalize with the statistics as saved (rounded to their dtype), as
-      // ATen does and as the backward will see them.
-      mu = save_mean.get(c);
-      invstd = save_invstd.get(c);
+      // Normalized with the statistics in double (Note [Norm precision]).
+      mu = mean;
+      invstd = norm::rstd_of(var, eps);
     } else {
       mu = running_mean.get(c);
       invstd = norm::rstd_of(running_var.get(c), eps);
@@ -261,7 +259,6 @@ __global__ void batch_norm_kernel(int64_t N, int64_t Ch, int64_t L, T* out, Cube
     for (int64_t i = threadIdx.x; i < count; i += blockDim.x) {
       out[channel_at(ko, c, i, L)] = store<T>(C(load(in[channel_at(ki, c, i, L)])) * scale + shift);
     }
-    __syncthreads();  // save_mean is read above before the next channel's thread 0 writes
   }
 }
 
@@ -270,7 +267,7 @@ __global__ void batch_norm_backward_kernel(int64_t N, int64_t Ch, int64_t L, T* 
                                            Stat grad_bias, const T* grad, Cube kg, const T* in, Cube ki, Vec w,
                                            Vec running_mean, Vec running_var, Vec save_mean, Vec save_invstd,
                                            bool training, double eps) {
-  using C = opmath_t<T>;
+  using C = norm::stat_t;  // Note [Norm precision]
   const int64_t count = N * L;
   for (int64_t c = blockIdx.x; c < Ch; c += gridDim.x) {
     C mu = C(0), invstd = C(1);
@@ -319,7 +316,7 @@ template <class T>
 __global__ void group_norm_kernel(int64_t N, int64_t Ch, int64_t HW, int64_t G, T* out, Cube ko, const T* in,
                                   Cube ki, char* mean, Mat mm, refkDtype mean_dtype, char* rstd, Mat mr,
                                   refkDtype rstd_dtype, Vec w, Vec b, double eps) {
-  using C = opmath_t<T>;
+  using C = norm::stat_t;  // Note [Norm precision]
   const int64_t D = Ch / G, count = D * HW;
   for (int64_t r = blockIdx.x; r < N * G; r += gridDim.x) {
     const int64_t n = r / G, g = r % G, c0 = g * D;
@@ -353,7 +350,7 @@ __global__ void group_norm_backward_kernel(int64_t N, int64_t Ch, int64_t HW, in
                                            const T* grad, Cube kg, const T* in, Cube ki, const char* mean, Mat mm,
                                            refkDtype mean_dtype, const char* rstd, Mat mr, refkDtype rstd_dtype,
                                            Vec w, double* dwb) {
-  using C = opmath_t<T>;
+  using C = norm::stat_t;  // Note [Norm precision]
   const int64_t D = Ch / G, count = D * HW;
   for (int64_t r = blockIdx.x; r < N * G; r += gridDim.x) {
     const int64_t n = r / G, g = r % G, c0 = g * D;
