@@ -13,11 +13,91 @@ from typing import Any, Callable
 import torch
 from torch.utils._pytree import tree_flatten
 
-from .compare import attempt, compare, specials_hidden, tolerance
+from .compare import (
+    PRECISION_DTYPES,
+    attempt,
+    compare,
+    precision_verdict,
+    specials_hidden,
+    tolerance,
+    tensors_in,
+    within_rule_of_cpu,
+)
 from .overloads import resolve_overload
 from .references import CPU_REFERENCES
 from .sample import Sample, empty_outs
 from .tensors import clone_tree
+
+
+_WIDER = {
+    torch.float16: torch.float64,
+    torch.bfloat16: torch.float64,
+    torch.float32: torch.float64,
+    torch.complex32: torch.complex128,
+    torch.complex64: torch.complex128,
+}
+
+
+def _widened(x: Any) -> Any:
+    """A copy of a call's arguments with floating tensors and dtypes widened
+    to double precision (.to keeps a dense tensor's strides)."""
+    if isinstance(x, torch.Tensor):
+        wide = _WIDER.get(x.dtype)
+        return clone_tree(x) if wide is None else x.detach().to(wide)
+    if isinstance(x, torch.dtype):
+        return _WIDER.get(x, x)
+    if isinstance(x, tuple):
+        return tuple(_widened(v) for v in x)
+    if isinstance(x, list):
+        return [_widened(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _widened(v) for k, v in x.items()}
+    return x
+
+
+class Wide:
+    """A sample's float64 run (Calls.run_reference64), made at most once and
+    only when a value needs it; its result, out tensors and arguments by the
+    positions the checks name them."""
+
+    def __init__(self, calls: "Calls", s: Sample) -> None:
+        self.calls, self.s = calls, s
+        self._call: Call | None = None
+        self._ran = False
+
+    def call(self) -> Call | None:
+        if not self._ran:
+            self._call, self._ran = self.calls.run_reference64(self.s), True
+        return self._call
+
+    def result(self, i: int) -> Any:
+        c = self.call()
+        flat = tree_flatten(c.result)[0] if c is not None else []
+        return flat[i] if i < len(flat) else None
+
+    def out(self, name: str) -> Any:
+        """Out tensor `name`, or element j of a list out as 'name[j]'."""
+        c = self.call()
+        if c is None:
+            return None
+        base, _, j = name.partition("[")
+        v = c.outs.get(base)
+        if j and isinstance(v, (list, tuple)):
+            k = int(j.rstrip("]"))
+            return v[k] if k < len(v) else None
+        return v
+
+    def flat_out(self, i: int) -> Any:
+        """Element i of the out tensors flattened in order (list outs too)."""
+        c = self.call()
+        flat = tree_flatten(list(c.outs.values()))[0] if c is not None else []
+        return flat[i] if i < len(flat) else None
+
+    def arg(self, i: int, j: int) -> Any:
+        """The j-th tensor in positional argument i, after the call."""
+        c = self.call()
+        ts = tensors_in(c.args[i]) if c is not None and i < len(c.args) else []
+        return ts[j] if j < len(ts) else None
 
 
 @dataclass
@@ -101,16 +181,51 @@ class Calls:
             c.result, c.error = attempt(lambda: self.dev.call(self.name, self.op, c.args, {**c.kwargs, **c.outs}))
         return c
 
+    def run_reference64(self, s: Sample) -> Call | None:
+        """The call on CPU with every floating input (and dtype argument, and
+        out tensor) widened to float64, for Note [Precision rule]; None where
+        the task's dtype is not one the rule judges or where the widened call
+        raises (the op takes no float64)."""
+        if self.dtype not in PRECISION_DTYPES or self.nondet:
+            return None
+        self.phase("reference")
+        c = Call(_widened(s.args), _widened(s.kwargs), _widened(self._outs(s, None)))
+        c.result, c.error = attempt(lambda: self.reference(*c.args, **c.kwargs, **c.outs))
+        return c if c.error is None else None
+
+    def value_problem(self, c: Any, d: Any, wide: Callable[[], Any]) -> str | None:
+        """Why the device's value `d` is wrong against eager's `c`, or None:
+        Note [Precision rule] where `c` is a result of a dtype it judges and
+        wide() gives its float64 counterpart (wide runs only when the device
+        is not already within the rule of eager's value), else assert_close
+        of eager's."""
+        rtol, atol = self.tol(c)
+        judged = isinstance(c, torch.Tensor) and isinstance(d, torch.Tensor) and c.layout == torch.strided
+        if judged and self.dtype in PRECISION_DTYPES and c.dtype in PRECISION_DTYPES:
+            dv = d.detach().to("cpu")
+            if dv.layout == torch.strided and dv.shape == c.shape:
+                if within_rule_of_cpu(dv, c, rtol, atol):
+                    return None
+                w = wide()
+                if isinstance(w, torch.Tensor) and w.dtype == torch.float64 and w.shape == c.shape:
+                    ok, why = precision_verdict(dv, c, w, tol=(rtol, atol))
+                    return None if ok else why
+        return compare(d, c, rtol, atol)
+
     @staticmethod
     def _outs(s: Sample, outs: dict | None) -> dict:
         if outs is not None:
             return clone_tree(outs)
         return empty_outs(s)
 
-    def differences(self, cres: Any, dres: Any, specials: bool = False) -> list[str]:
+    def differences(
+        self, cres: Any, dres: Any, specials: bool = False, wide: Callable[[int], Any] | None = None
+    ) -> list[str]:
         """What differs between two results (the device's against CPU's),
         output by output; shapes included, dtypes not (the dtype check's);
-        with `specials`, what tolerance hides too (specials_hidden)."""
+        with `specials`, what tolerance hides too (specials_hidden); with
+        `wide` (flattened output i of the float64 run), values are judged by
+        Note [Precision rule] as the values check judges them."""
         cflat, cspec = tree_flatten(cres)
         dflat, dspec = tree_flatten(dres)
         if len(cflat) != len(dflat) or str(cspec) != str(dspec):
@@ -119,16 +234,22 @@ class Calls:
         for i, (c, d) in enumerate(zip(cflat, dflat)):
             at = f"output {i}: " if len(cflat) > 1 else ""
             rtol, atol = self.tol(c)
-            why = compare(d, c, rtol, atol)
+            if wide is not None:
+                why = self.value_problem(c, d, lambda i=i: wide(i))
+            else:
+                why = compare(d, c, rtol, atol)
             if why is None and specials:
                 why = specials_hidden(d, c, atol)
             if why is not None:
                 found.append(at + why)
         return found
 
-    def out_problems(self, layout: str, n: str, ct: torch.Tensor, dt: torch.Tensor) -> list[str]:
-        """What is wrong with the device's out tensor `n` against CPU's."""
+    def out_problems(
+        self, layout: str, n: str, ct: torch.Tensor, dt: torch.Tensor, wide: Callable[[], Any] | None = None
+    ) -> list[str]:
+        """What is wrong with the device's out tensor `n` against CPU's;
+        `wide` gives its float64 counterpart (value_problem)."""
         if dt.shape != ct.shape:
             return [f"{layout}'{n}' not resized: shape {list(dt.shape)}, expected {list(ct.shape)}"]
-        why = None if self.nondet else compare(dt, ct, *self.tol(ct))
+        why = None if self.nondet else self.value_problem(ct, dt, wide or (lambda: None))
         return [] if why is None else [f"{layout}'{n}' holds wrong values: {why}"]

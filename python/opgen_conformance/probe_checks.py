@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .calls import Calls
+from .calls import Calls, Wide
 from .compare import MAX_MSG, Verdict, is_oom, on_cpu, out_pairs, short, tensors_in
 from .sample import Sample
 
@@ -45,9 +45,10 @@ class ProbeChecks:
         dev = self.calls.run_device(base, check)
         if dev.error is not None:
             return f"the device raises on the sample this one derives from ({short(dev.error)}; see errors)"
-        wrong = self.calls.differences(ref.result, dev.result)
+        wide = Wide(self.calls, base)  # Note [Precision rule], as the values check judges the base
+        wrong = self.calls.differences(ref.result, dev.result, wide=wide.result)
         if self.calls.kind == "out":
-            wrong += self.calls.differences(list(ref.outs.values()), list(dev.outs.values()))
+            wrong += self.calls.differences(list(ref.outs.values()), list(dev.outs.values()), wide=wide.flat_out)
         if wrong and not self.calls.nondet:
             return f"the device gets the sample this one derives from wrong ({wrong[0]}; see values)"
         return None
@@ -133,6 +134,7 @@ class ProbeChecks:
         if dev.error is not None:
             return ("fail", f"{layout}: device raised {short(dev.error)}; CPU writes it")
         problems: list[str] = []
+        wide = Wide(self.calls, s.meta["base"])  # Note [Precision rule]: what the out must hold
         for n, ct, dt in out_pairs(ref.outs, dev.outs):
-            problems += self.calls.out_problems(f"{layout} ", n, ct, dt)
+            problems += self.calls.out_problems(f"{layout} ", n, ct, dt, lambda n=n: wide.out(n))
         return ("fail", "; ".join(problems)[:MAX_MSG]) if problems else ("pass", "")

@@ -31,7 +31,7 @@ from .kinds import as_kind, out_dtypes_via_cpu, out_dtypes_via_functional
 from .overloads import schema_of, target_of
 from .probes import probes
 from .sample import Sample, derive_seed, seed_cpu
-from .sources.handmade import handmade
+from .sources.handmade import handmade, ill_conditioned
 from .sources.opinfo import trace_calls
 from .sources.schema import synthesize, variants_of
 from .tensors import DTYPE_NAMES
@@ -39,9 +39,10 @@ from .tensors import DTYPE_NAMES
 
 def made(name: str, dtype: torch.dtype) -> list[Sample]:
     """The samples made rather than traced: hand-made ones where the
-    overload has them, else those synthesized from its schema."""
+    overload has them, else those synthesized from its schema; then the
+    ill-conditioned ones of the statistics (Note [Ill-conditioned samples])."""
     found = handmade(name, dtype)
-    return found if found is not None else synthesize(name, dtype)
+    return (found if found is not None else synthesize(name, dtype)) + ill_conditioned(name, dtype)
 
 
 def _with_variants(traced: list[Sample], synth: list[Sample], max_samples: int) -> list[Sample]:

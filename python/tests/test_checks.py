@@ -39,7 +39,7 @@ class ChecksTest(unittest.TestCase):
     def test_wrong_value(self):
         r = self.verdicts("add.Tensor", "functional", Sample((t(3, 4), t(3, 4)), {}, "x"))
         self.assertOnlyFails(r, "values")
-        self.assertIn("not close", r["values"][1])
+        self.assertIn("less accurate than eager CPU", r["values"][1])
 
     def test_wrong_dtype_is_not_a_value_failure(self):
         r = self.verdicts("abs", "functional", Sample((t(3, 4),), {}, "x"))
@@ -188,3 +188,61 @@ class ChecksTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PrecisionRuleTest(unittest.TestCase):
+    """Note [Precision rule] (compare.precision_verdict), table-driven: the
+    device's error against float64 at most K x eager's plus a one-ulp floor."""
+
+    def test_verdicts(self):
+        from opgen_conformance.compare import PRECISION_K, precision_verdict
+
+        r = torch.tensor([1.0, -2.5, 1e-3, 0.0], dtype=torch.float64) / 3
+        c = r.float()  # eager: correctly rounded
+        ulp = lambda x, n=1: x + n * torch.finfo(torch.float32).eps * x.abs()  # noqa: E731
+        cases = [
+            ("eager's own value", c, True),
+            ("one ulp off where eager is exact", ulp(c), True),
+            ("a bad digit", c + 1e-6, False),
+            ("NaN where eager is finite", torch.tensor([float("nan"), 0, 0, 0]) + c, False),
+        ]
+        for what, dev, ok in cases:
+            with self.subTest(what):
+                self.assertEqual(precision_verdict(dev, c, r)[0], ok, precision_verdict(dev, c, r)[1])
+        # eager 1e-4 off in one element (a cancelling sum): K x that passes, more fails
+        bad = c.clone()
+        bad[0] += 1e-4
+        near = c.clone()
+        near[0] += (PRECISION_K - 0.5) * 1e-4
+        far = c.clone()
+        far[0] += (PRECISION_K + 1.5) * 1e-4
+        self.assertTrue(precision_verdict(near, bad, r)[0])
+        ok, why = precision_verdict(far, bad, r)
+        self.assertFalse(ok)
+        self.assertIn("less accurate than eager CPU", why)
+        # eager's infinities and NaNs must be matched exactly
+        ci = torch.tensor([float("inf"), float("nan")])
+        ri = torch.tensor([float("inf"), float("nan")], dtype=torch.float64)
+        self.assertTrue(precision_verdict(ci.clone(), ci, ri)[0])
+        self.assertFalse(precision_verdict(torch.tensor([1e38, float("nan")]), ci, ri)[0])
+
+    def test_float16_rounding_passes_on_the_floor(self):
+        from opgen_conformance.compare import precision_verdict
+
+        r = torch.linspace(-3, 3, 101, dtype=torch.float64)
+        c = r.half()
+        dev = torch.nextafter(c.float(), torch.full((101,), 10.0)).half()  # up to one ulp off eager
+        self.assertTrue(precision_verdict(dev, c, r)[0])
+
+    def test_shortcut_implies_the_rule(self):
+        from opgen_conformance.compare import precision_floor, precision_verdict, within_rule_of_cpu
+
+        torch.manual_seed(0)
+        r = torch.randn(1000, dtype=torch.float64)
+        c = r.float()
+        rtol, atol = 1.3e-6, 1e-5
+        f = precision_floor(torch.float32)
+        dev = c + 0.9 * (f / 2) * (atol + rtol * c.abs()) * (torch.rand(1000) * 2 - 1)
+        self.assertTrue(within_rule_of_cpu(dev, c, rtol, atol))
+        self.assertTrue(precision_verdict(dev, c, r)[0])
+        self.assertFalse(within_rule_of_cpu(c + 2 * f * atol, c, rtol, atol))

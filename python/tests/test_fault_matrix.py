@@ -8,6 +8,7 @@ import unittest
 import torch
 
 from opgen_conformance.checks import CHECKS, Runner
+from opgen_conformance.compare import DEFAULT_TOL, compare
 from opgen_conformance.device import FaultDevice
 from opgen_conformance.overloads import op_info
 from opgen_conformance.samples import sample_list
@@ -44,6 +45,7 @@ MATRIX = [
     ("out= returning a copy (autograd hides it)", "mul.out", "out"),
     ("wrong on broadcast inputs only", "fmod.Tensor", "values"),
     ("foreach out= leaving the list's last tensor unwritten", "_foreach_sqrt.out", "out"),
+    ("batch norm variance in one pass, E[x^2] - E[x]^2 in float32", "native_batch_norm", "values"),
 ]
 
 # Ops whose result dtype is not their input dtype, and the correct kernels
@@ -127,6 +129,26 @@ class FaultMatrixTest(unittest.TestCase):
         bad = failing(run_all(FaultDevice(FAULTS), "fmod.Tensor"))
         self.assertEqual({src for _st, src, _m in bad["values"]}, {"schema:broadcast"})
 
+    def test_precision_fault_passes_the_old_tolerances(self):
+        # Note [Precision rule]: the one-pass variance fails values on the
+        # ill-conditioned samples, and on one of them (two elements per
+        # channel) assert_close against eager, the values check before the
+        # rule, passes it: only the float64 judge sees it there.
+        info = op_info("native_batch_norm")
+        samples = sample_list("native_batch_norm", info["kind"], torch.float32, 0, empty_index(), MAX_SAMPLES)
+        ill = [s for s in samples if s.source.startswith("schema:ill-")]
+        self.assertEqual(len(ill), 4)
+        dev = FaultDevice(FAULTS)
+        runner = Runner("native_batch_norm", info["kind"], info["view"], torch.float32, dev, grad_samples=0)
+        old_passes = []
+        for s in ill:
+            self.assertEqual(runner.run(s)["values"][0], "fail", s.source)
+            cpu = runner.calls.run_reference(s).result
+            got = runner.calls.run_device(s, "values").result
+            if all(compare(g, c, *DEFAULT_TOL[torch.float32]) is None for g, c in zip(got, cpu)):
+                old_passes.append(s.source)
+        self.assertEqual(old_passes, ["schema:ill-few-per-channel"])
+
     def test_every_check_has_a_fault(self):
         # strides only ever warn
         self.assertEqual({c for _w, _o, c in MATRIX} | {"strides"}, set(CHECKS))
@@ -146,6 +168,7 @@ class FaultMatrixTest(unittest.TestCase):
             "sum.dim_IntList": "raised RuntimeError: Dimension out of range",
             "div_.Tensor": "returned a new tensor instead of self",
             "mul.out": "returned a new tensor instead of 'out'",
+            "native_batch_norm": "less accurate than eager CPU: error against float64",
         }
         for what, op, check in MATRIX:
             if op not in want:

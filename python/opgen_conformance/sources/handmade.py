@@ -5,6 +5,10 @@ covers -- the fused recurrent cells, col2im, embedding_bag, the FFT
 primitives, the fused attention, list-of-scalars foreach ops and
 view_as_real. Floating dtypes only, where eager CPU takes them; an overload
 with a hand-made entry gets no schema samples.
+
+The ill-conditioned samples of the norms and the variance (Note
+[Ill-conditioned samples]) are hand-made too, and come in addition to the
+overload's other samples.
 """
 
 from __future__ import annotations
@@ -194,6 +198,101 @@ _HANDMADE: dict[str, Callable[[torch.dtype], list[tuple[tuple, str]]]] = {
     ],
 }
 
+
+
+# Note [Ill-conditioned samples]: statistics that are accurate on OpInfo's
+# inputs (values of one scale around 0) can lose digits where the data is
+# ill-conditioned, and only there: a mean far from 0 next to a small spread
+# (a variance summed in float, or as E[x^2] - E[x]^2, cancels), a spread so
+# small that eps dominates it, and few elements per channel (batch norm over
+# N*H*W = 2, where the normalized values are +-1 and the input gradient is
+# almost all cancellation: issue 23's conv nets). Each statistic of the norms
+# (forward and backward) and var gets these inputs; eager itself is far from
+# exact on them, so they are judged by Note [Precision rule] (compare.py).
+# The backward's saved statistics are eager's for the same input.
+def _ill(shape: tuple, dt: torch.dtype, mean: float, spread: float) -> torch.Tensor:
+    return (random_tensor(shape, torch.float64) * (spread / 3) + mean).to(dt)
+
+
+# (variant, input shape, mean, spread): batch norm and group norm take dim 1
+# as channels; layer norm and var reduce the trailing dims noted per op.
+_ILL_CASES = (
+    ("ill-mean-offset", (4, 3, 5), 100.0, 0.1),
+    ("ill-tiny-variance", (3, 2, 8), 1.0, 1e-3),
+    ("ill-few-per-channel", (2, 4, 1, 1), 0.0, 3.0),
+    ("ill-few-per-channel-offset", (2, 3, 1), 10.0, 1.0),
+)
+
+
+def _bn_ill(dt: torch.dtype, backward: bool, variant: str, x: torch.Tensor) -> tuple:
+    c = x.shape[1]
+    w, b = random_tensor((c,), dt), random_tensor((c,), dt)
+    if not backward:
+        return (x, w, b, torch.zeros(c, dtype=dt), torch.ones(c, dtype=dt), True, 0.1, 1e-5)
+    _out, mean, invstd = torch.ops.aten.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5)
+    return (random_tensor(tuple(x.shape), dt), x, w, None, None, mean, invstd, True, 1e-5, [True, True, True])
+
+
+def _ln_ill(dt: torch.dtype, backward: bool, variant: str, x: torch.Tensor) -> tuple:
+    if variant == "ill-few-per-channel":
+        x = x.reshape(-1, 2)  # rows of two
+    ns = list(x.shape[1:])
+    w, b = random_tensor(tuple(ns), dt), random_tensor(tuple(ns), dt)
+    if not backward:
+        return (x, ns, w, b, 1e-5)
+    _out, mean, rstd = torch.ops.aten.native_layer_norm(x, ns, w, b, 1e-5)
+    return (random_tensor(tuple(x.shape), dt), x, ns, mean, rstd, w, b, [True, True, True])
+
+
+def _gn_ill(dt: torch.dtype, backward: bool, variant: str, x: torch.Tensor) -> tuple:
+    n, c = x.shape[0], x.shape[1]
+    hw = x[0, 0].numel()
+    g = c // 2 if c % 2 == 0 else 1  # two channels a group: N*H*W-like few elements for 1x1 maps
+    w, b = random_tensor((c,), dt), random_tensor((c,), dt)
+    if not backward:
+        return (x, w, b, n, c, hw, g, 1e-5)
+    _out, mean, rstd = torch.ops.aten.native_group_norm(x, w, b, n, c, hw, g, 1e-5)
+    return (random_tensor(tuple(x.shape), dt), x, mean, rstd, w, n, c, hw, g, [True, True, True])
+
+
+def _var_ill(dt: torch.dtype, backward: bool, variant: str, x: torch.Tensor) -> tuple:
+    return (x.reshape(x.shape[0], -1), [0])  # over the first dim: a strided reduction, N elements
+
+
+_ILL: dict[str, Callable[[torch.dtype, bool, str, torch.Tensor], tuple]] = {
+    "native_batch_norm": _bn_ill,
+    "_native_batch_norm_legit": _bn_ill,
+    "_native_batch_norm_legit.no_stats": lambda dt, bw, v, x: _bn_ill(dt, bw, v, x)[:3] + (True, 0.1, 1e-5),
+    "_native_batch_norm_legit_no_training": lambda dt, bw, v, x: _bn_ill(dt, bw, v, x)[:5] + (0.1, 1e-5),
+    "native_batch_norm_backward": lambda dt, bw, v, x: _bn_ill(dt, True, v, x),
+    "native_layer_norm": _ln_ill,
+    "native_layer_norm_backward": lambda dt, bw, v, x: _ln_ill(dt, True, v, x),
+    "native_group_norm": _gn_ill,
+    "native_group_norm_backward": lambda dt, bw, v, x: _gn_ill(dt, True, v, x),
+    "var.correction": _var_ill,
+}
+
+
+def _functional_of(name: str) -> str:
+    """The functional overload an out= overload's samples are those of."""
+    base, _, overload = name.partition(".")
+    if overload == "out":
+        return base
+    return f"{base}.{overload[: -len('_out')]}" if overload.endswith("_out") else name
+
+
+def ill_conditioned(name: str, dtype: torch.dtype) -> list[Sample]:
+    """Note [Ill-conditioned samples] of `name` for a floating `dtype`, [] for
+    any other overload."""
+    made = _ILL.get(_functional_of(name))
+    if made is None or dtype not in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
+        return []
+    outs = out_arg_names(schema_of(name))
+    found = []
+    for variant, shape, mean, spread in _ILL_CASES:
+        args = made(dtype, False, variant, _ill(shape, dtype, mean, spread))
+        found.append(Sample(args, {}, f"schema:{variant}", out_names=outs, out_dtypes=tuple(dtype for _ in outs)))
+    return found
 
 
 def handmade(name: str, dtype: torch.dtype) -> list[Sample] | None:
