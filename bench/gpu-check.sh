@@ -123,6 +123,7 @@ PLAN=(
   "training: the project's MLP (SGD momentum, foreach) and transformer-block (AdamW) tests in strict mode (training.log, training.xml)"
   "device tests: python -m pytest <project>/tests, the rest (log: device-tests.log, junit: device-tests.xml)"
   "conformance: opgen-backend test -j $WORKERS on every registered operator, i.e. cuda-ops.txt (conformance.{json,html,md}, log)"
+  "models: opgen-backend test --model zoo, the transformers zoo on the device vs eager CPU, judged against float64 (models.{json,html,md}, log)"
   "benchmarks: bench/kernels.py --device $NAME against eager CPU (kernels.txt)"
 )
 if [ "$DRY" = 1 ]; then
@@ -198,7 +199,7 @@ fi
 # ---- conformance --------------------------------------------------------------
 t0=$(date +%s)
 if have_node; then
-  timeout "$(allow 300 40)" env OPGEN_PYTHON="$PY" NO_COLOR=1 CI=1 node "$CLI" test "$PROJECT" --python "$PY" -j "$WORKERS" \
+  timeout "$(allow 300 140)" env OPGEN_PYTHON="$PY" NO_COLOR=1 CI=1 node "$CLI" test "$PROJECT" --python "$PY" -j "$WORKERS" \
     --cache-dir "$WORK/cache" --json "$OUT/conformance.json" --html "$OUT/conformance.html" \
     --markdown "$OUT/conformance.md" > "$OUT/conformance.log" 2>&1
   rc=$?
@@ -208,7 +209,7 @@ else
   # No node: the runner itself, on a config made from the project's op
   # manifest (what `opgen-backend test` writes), summarised here; the
   # HTML/Markdown reports need the CLI.
-  timeout "$(allow 300 40)" env PYTHONPATH="$ROOT/python:$PYTHONPATH" "$PY" - "$PROJECT" "$OUT" "$WORKERS" "$WORK/cache" \
+  timeout "$(allow 300 140)" env PYTHONPATH="$ROOT/python:$PYTHONPATH" "$PY" - "$PROJECT" "$OUT" "$WORKERS" "$WORK/cache" \
     > "$OUT/conformance.log" 2>&1 <<'EOF'
 import collections, json, os, subprocess, sys
 project, out, workers, cache = sys.argv[1:5]
@@ -217,10 +218,11 @@ ops = [{"name": o["name"], "kind": o["kind"], "view": o["view"], "core": o["core
        for o in m["operators"]]
 results = os.path.join(out, "conformance.jsonl")
 # Every key (Note [Run config contract], src/conformance/runconfig.ts).
-config = {"version": 1, "device": m["device"], "package": m["python_package"], "faults": None, "seed": 0,
+config = {"version": 2, "device": m["device"], "package": m["python_package"], "faults": None, "seed": 0,
           "max_samples": 6, "grad_samples": 3, "timeout_s": 60, "startup_timeout_s": 300, "gen_timeout_s": 180,
           "max_incidents": 2, "workers": int(workers), "worker_memory_bytes": None,
-          "resume": False, "results": results, "cache_dir": cache, "tolerances": [], "ops": ops}
+          "resume": False, "results": results, "cache_dir": cache, "tolerances": [], "ops": ops,
+          "models": []}
 with open(results + ".config.json", "w") as f:
     json.dump(config, f)
 rc = subprocess.run([sys.executable, "-m", "opgen_conformance", "run", "--config", results + ".config.json"],
@@ -245,6 +247,19 @@ EOF
   rc=$?
   note "conformance (runner without the CLI): $(status $rc) in $(( $(date +%s) - t0 )) s: $(tail -1 "$OUT/conformance.log")"
   [ $rc -eq 0 ] || FAILED=1
+fi
+
+# ---- the model zoo (python/opgen_conformance/zoo.py) ---------------------------
+t0=$(date +%s)
+if have_node && "$PY" -c 'import transformers' 2>/dev/null; then
+  timeout "$(allow 120 40)" env OPGEN_PYTHON="$PY" NO_COLOR=1 CI=1 node "$CLI" test "$PROJECT" --python "$PY" -j "$WORKERS" \
+    --model zoo --results "$OUT/models.jsonl" --json "$OUT/models.json" --html "$OUT/models.html" \
+    --markdown "$OUT/models.md" > "$OUT/models.log" 2>&1
+  rc=$?
+  note "models: $(status $rc) in $(( $(date +%s) - t0 )) s: $(grep -E '^models:' "$OUT/models.log" | tr '\n' ' ')"
+  [ $rc -eq 0 ] || FAILED=1
+else
+  note "models: skipped (needs node and transformers==5.24.0 for $PY)"
 fi
 
 # ---- benchmarks ---------------------------------------------------------------

@@ -32,7 +32,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 
 from .compare import PRECISION_K as K
 from .compare import precision_verdict, short
-from .modelfile import build
+from .modelfile import build, load
 
 PHASES = ("forward", "backward", "step")
 
@@ -362,7 +362,13 @@ def _replay_verdict(call: dict) -> tuple[bool, str] | None:
 
 
 def first_divergence(
-    spec: dict, module: torch.nn.Module, device: Any, eager_names: list[str], save_dir: str | None, case: str
+    spec: dict,
+    module: torch.nn.Module,
+    device: Any,
+    eager_names: list[str],
+    save_dir: str | None,
+    case: str,
+    model_file: str,
 ) -> dict[str, Any] | None:
     """Note [First divergence]: the first device call whose output is off,
     with what reruns it alone."""
@@ -397,7 +403,9 @@ def first_divergence(
         if save_dir:
             os.makedirs(save_dir, exist_ok=True)
             file = os.path.join(save_dir, f"{case.replace('/', '_').replace(':', '_')}.{call['name']}.pt")
-            torch.save({"op": call["func"].name(), "args": call["inputs"][0], "kwargs": call["inputs"][1]}, file)
+            # with the model file: importing it again registers what it registers (custom operators)
+            saved = {"op": call["func"].name(), "args": call["inputs"][0], "kwargs": call["inputs"][1], "model_file": model_file}
+            torch.save(saved, file)
             found["replay"] = file
         return found
     return None
@@ -407,6 +415,8 @@ def replay(file: str, device: Any) -> tuple[bool, str]:
     """Reruns one saved call (first_divergence's file) on the device and
     judges it as the search did."""
     saved = torch.load(file, weights_only=False)
+    if saved.get("model_file"):
+        load(saved["model_file"])
     ns, _, rest = saved["op"].partition("::")
     opname, _, overload = rest.partition(".")
     func = getattr(getattr(getattr(torch.ops, ns), opname), overload or "default")
@@ -515,7 +525,7 @@ def run_model_task(file: str, case: str, device: Any, save_dir: str | None, phas
 
     if out is not None and any(checks[g][0] == "fail" for g in ("values", "gradients", "step")):
         phase_cb("divergence")
-        found = first_divergence(spec, copy.deepcopy(base).to(device.device), device, eager_names, save_dir, case)
+        found = first_divergence(spec, copy.deepcopy(base).to(device.device), device, eager_names, save_dir, case, file)
         info["divergence"] = found
         if found is not None:
             msg = f"first divergent op: {found['op']} ({found['phase']}, call {found['index']}): {found['message']}; "

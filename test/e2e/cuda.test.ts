@@ -108,6 +108,34 @@ describe.skipIf(!hasNvcc)("init --device cuda, built where no GPU is", () => {
     }
   });
 
+  it("opgen-backend test --model skips every case with the reason", async () => {
+    if (gpuPresent) return;
+    const json = path.join(work, "models-skip.json");
+    const r = await cli(
+      [
+        "test",
+        project,
+        "--python",
+        python,
+        "--model",
+        "zoo:gpt2,resnet",
+        "--results",
+        path.join(work, "m.jsonl"),
+        "--json",
+        json,
+      ],
+      { PYTHONPATH: site },
+    );
+    expect(r.exitCode, String(r.all).slice(-2000)).toBe(0);
+    expect(r.all).toMatch(/every task skipped: no gpudev device: no NVIDIA GPU/);
+    const rep = parseReport(readFileSync(json, "utf8"), "models-skip.json");
+    expect(rep.models?.map((m) => [m.name, m.status])).toEqual([
+      ["model:zoo:gpt2", "skip"],
+      ["model:zoo:resnet", "skip"],
+    ]);
+    for (const x of rep.results) expect(x.message).toMatch(NO_GPU);
+  });
+
   it("the project's own tests skip with the reason", async () => {
     if (gpuPresent) return;
     const r = await execa(python, ["-m", "pytest", "-q", "-rs", "tests"], {
@@ -130,7 +158,7 @@ describe.skipIf(!hasNvcc)("init --device cuda, built where no GPU is", () => {
       env: { OPGEN_PYTHON: python },
     });
     expect(dry.exitCode, dry.all).toBe(0);
-    for (const step of ["init:", "build:", "training:", "device tests:", "conformance:", "benchmarks:"]) {
+    for (const step of ["init:", "build:", "training:", "device tests:", "conformance:", "models:", "benchmarks:"]) {
       expect(dry.all).toContain(step);
     }
     const r = await execa("bash", [path.join(ROOT, "bench", "gpu-check.sh"), "--out", out], {

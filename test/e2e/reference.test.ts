@@ -12,6 +12,7 @@ import path from "node:path";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseReport } from "../../src/conformance/aggregate.js";
+import { dumpDom } from "../helpers/chromium.js";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const CLI = path.join(ROOT, "bin", "opgen-backend.js");
@@ -160,4 +161,93 @@ describe("backends/ref, all kernels", () => {
     expect(read.exitCode, read.all).toBe(0);
     expect(read.stdout.trim()).toBe("1.0");
   }, 120_000);
+});
+
+describe("backends/ref, real models (issue 23)", () => {
+  it("runs the whole transformers zoo natively: no fallback, every case matching by the precision rule", async () => {
+    const json = path.join(work, "zoo.json");
+    const html = path.join(work, "zoo.html");
+    const r = await cli(
+      [
+        "test",
+        project,
+        "--python",
+        python,
+        "--model",
+        "zoo",
+        "--workers",
+        "2",
+        "--results",
+        path.join(work, "zoo.jsonl"),
+        "--json",
+        json,
+        "--html",
+        html,
+      ],
+      { PYTHONPATH: site },
+    );
+    const rep = parseReport(readFileSync(json, "utf8"), "zoo.json");
+    const models = rep.models ?? [];
+    expect(models.length).toBeGreaterThanOrEqual(20);
+    const bad = rep.results
+      .filter((x) => !["pass", "skip"].includes(x.status))
+      .map((x) => `${x.op} ${x.check}: ${x.status} ${x.message}`.slice(0, 400));
+    expect(bad, String(r.all).slice(-3000)).toEqual([]);
+    expect(r.exitCode).toBe(0);
+    for (const m of models) {
+      expect(m.fallback, m.name).toEqual({});
+      expect(
+        m.ops.filter((o) => o.served === "fallback").map((o) => o.name),
+        m.name,
+      ).toEqual([]);
+      // forward and backward both ran on the device, on its own kernels
+      expect(
+        m.ops.some((o) => o.served === "kernel" && o.backward > 0),
+        m.name,
+      ).toBe(true);
+      expect(m.time_s?.device ?? 0, m.name).toBeGreaterThan(0);
+    }
+    // The models section, as a person sees it in a browser.
+    const dom = await dumpDom(`file://${html}`);
+    expect(dom).toContain(`<h2 id="models">Models (${models.length})</h2>`);
+    expect([...dom.matchAll(/<tr class="model-row" data-case="model:zoo:[\w]+" data-status="pass">/g)]).toHaveLength(
+      models.length,
+    );
+    expect(dom).toMatch(/<p id="models-line">\d+\/\d+ model cases match eager CPU, 0 use the CPU fallback; step time/);
+  }, 1_200_000);
+
+  it("names a kernel planted wrong for one shape (softmax over 17): the first divergent op, and a replay that reproduces it", async () => {
+    const planted = path.join(ROOT, "test", "fixtures", "models", "planted_softmax.py");
+    const json = path.join(work, "planted.json");
+    const r = await cli(
+      [
+        "test",
+        project,
+        "--python",
+        python,
+        "--model",
+        planted,
+        "--results",
+        path.join(work, "planted.jsonl"),
+        "--json",
+        json,
+      ],
+      { PYTHONPATH: site },
+    );
+    expect(r.exitCode, String(r.all).slice(-3000)).toBe(1);
+    const rep = parseReport(readFileSync(json, "utf8"), "planted.json");
+    const [c] = rep.models ?? [];
+    expect(c?.status).toBe("fail");
+    expect(c?.divergence?.op).toBe("_softmax");
+    expect(c?.divergence?.phase).toBe("forward");
+    expect(c?.divergence?.inputs).toBe("float32[2, 17, 17]");
+    const failing = rep.results.find((x) => x.op === "model:planted_softmax:attention_17" && x.status === "fail");
+    expect(failing?.message).toMatch(/^first divergent op: _softmax \(forward/);
+    // the printed one-line rerun reproduces it alone, on the device
+    const line = /^rerun model:planted_softmax:attention_17's _softmax alone: (.*)$/m.exec(String(r.all))?.[1];
+    expect(line, String(r.all).slice(-2000)).toBeDefined();
+    const replay = await execa("bash", ["-c", String(line)], { cwd: work, reject: false, all: true });
+    expect(replay.exitCode, replay.all).toBe(1);
+    expect(replay.stdout).toMatch(/^fail: less accurate than eager CPU/);
+  }, 600_000);
 });

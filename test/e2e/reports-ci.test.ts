@@ -9,7 +9,6 @@
  * 3. the grouped HTML report of 240 operators renders in headless Chromium
  *    and its status filter works.
  */
-import { execFileSync } from "node:child_process";
 import {
   chmodSync,
   copyFileSync,
@@ -29,6 +28,7 @@ import { makeReport, parseReport } from "../../src/conformance/aggregate.js";
 import { toHtml } from "../../src/conformance/formats.js";
 import type { OpUnderTest, Report, Result } from "../../src/conformance/types.js";
 import { renderScaffold, scaffoldVars } from "../../src/scaffold/init.js";
+import { chromiumFlags, dumpDom, findChromium } from "../helpers/chromium.js";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const CLI = path.join(ROOT, "bin", "opgen-backend.js");
@@ -358,17 +358,8 @@ describe("report diff through the CLI", () => {
 });
 
 describe("the grouped HTML report in headless Chromium", () => {
-  const chromium = ["chromium", "chromium-browser"].find((c) => {
-    try {
-      execFileSync("which", [c]);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-
   it("renders 240 operators by family, filters by status, lists the uncovered core overloads", async () => {
-    if (!chromium) throw new Error("chromium is not installed: apt-get update && apt-get install -y chromium");
+    const chromium = findChromium();
     const bases = [
       "abs",
       "add.Tensor",
@@ -390,25 +381,11 @@ describe("the grouped HTML report in headless Chromium", () => {
     const bad = new Set(["abs.v3/float32/values", "mm/int64/dtype", "gather.v7/float32/values"]);
     const file = path.join(work, "big.html");
     writeFileSync(file, toHtml(fakeReport(ops, bad)));
-    const profile = mkdtempSync(path.join(tmpdir(), "opgen-chromium-"));
-    const flags = [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      `--user-data-dir=${profile}`,
-    ];
-    const dump = async (url: string) => {
-      const r = await execa(chromium, [...flags, "--dump-dom", url], { reject: false, timeout: 120_000 });
-      expect(r.exitCode, String(r.stderr)).toBe(0);
-      return String(r.stdout);
-    };
+    const flags = chromiumFlags();
+
     const rows = (dom: string) => [...dom.matchAll(/<tr class="op-row" data-op="([^"]+)"[^>]*?( hidden(?:="")?)?>/g)];
 
-    const all = await dump(`file://${file}`);
+    const all = await dumpDom(`file://${file}`);
     expect(all).toContain('<body data-filter="all">');
     expect(rows(all)).toHaveLength(240);
     expect(rows(all).filter((m) => m[2])).toHaveLength(0);
@@ -417,7 +394,7 @@ describe("the grouped HTML report in headless Chromium", () => {
     expect(all).toContain("avg_pool2d");
 
     // the filter, as a link would set it: only the three failing operators show
-    const failing = await dump(`file://${file}#status=fail`);
+    const failing = await dumpDom(`file://${file}#status=fail`);
     expect(failing).toContain('<body data-filter="fail">');
     expect(
       rows(failing)
