@@ -431,13 +431,13 @@ def replay(file: str, device: Any) -> tuple[bool, str]:
 # -- one case, as a worker task --------------------------------------------------
 
 
-def _timings(spec: dict, base: torch.nn.Module, device: Any) -> dict[str, float]:
+def step_times(spec: dict, base: torch.nn.Module, device: Any, runs: int = TIMING_RUNS) -> dict[str, float]:
     """Median seconds of a training step (forward, loss, backward, step) on
     the device and on eager CPU, in the worker's thread count: one warm-up
-    each, then TIMING_RUNS of each, alternating, so that a change in the
+    each, then ``runs`` of each, alternating, so that a change in the
     machine's load falls on both."""
-    runs: dict[str, list[float]] = {"device": [], "eager": []}
-    for i in range(TIMING_RUNS + 1):
+    times: dict[str, list[float]] = {"device": [], "eager": []}
+    for i in range(runs + 1):
         for which, where in (("device", device.device), ("eager", torch.device("cpu"))):
             m = copy.deepcopy(base).to(where)
             _sync(device)
@@ -445,8 +445,8 @@ def _timings(spec: dict, base: torch.nn.Module, device: Any) -> dict[str, float]
             run_case(spec, m, torch.float32, where)
             _sync(device)
             if i:
-                runs[which].append(time.perf_counter() - t0)
-    t_dev, t_cpu = statistics.median(runs["device"]), statistics.median(runs["eager"])
+                times[which].append(time.perf_counter() - t0)
+    t_dev, t_cpu = statistics.median(times["device"]), statistics.median(times["eager"])
     return {"device": round(t_dev, 6), "eager": round(t_cpu, 6), "ratio": round(t_dev / t_cpu, 3)}
 
 
@@ -533,7 +533,7 @@ def run_model_task(file: str, case: str, device: Any, save_dir: str | None, phas
             checks[g] = ("fail", (msg + checks[g][1])[:1000])
     if out is not None:
         phase_cb("timing")
-        info["time_s"] = _timings(spec, base, device)
+        info["time_s"] = step_times(spec, base, device)
     return checks, info
 
 
