@@ -179,8 +179,11 @@ export function toMarkdown(rep: Report, maxRows = 20): string {
       : `❌ ${nBad} problem${nBad === 1 ? "" : "s"} in ${bad.length} operator${bad.length === 1 ? "" : "s"}`;
   out.push(`### opgen-backend conformance: \`${rep.meta.device}\`: ${verdict}`);
   out.push("");
+  const modelRun = s.ops === 0 && Boolean(rep.models?.length);
   out.push(
-    `**Core ATen conformance: ${coreLevel(s)}** · ${s.ops_passed}/${s.ops} operators pass everything · ` +
+    (modelRun
+      ? ""
+      : `**Core ATen conformance: ${coreLevel(s)}** · ${s.ops_passed}/${s.ops} operators pass everything · `) +
       `${s.total} results: ${s.passed} passed, ${s.warned} warned, ${s.failed} failed, ${s.crashed} crashed, ` +
       `${s.timed_out} timed out, ${s.skipped} skipped, ${s.xfail} xfail, ${s.xpass} xpass`,
   );
@@ -311,9 +314,13 @@ export function toHtml(rep: Report): string {
   );
   o.push("</style></head><body>");
   o.push(`<h1>Conformance of <code>${html(rep.meta.device)}</code> against eager CPU PyTorch</h1>`);
-  o.push(
-    `<p id="core-level" data-core-passed="${s.core_passed}" data-core-total="${s.core_total}"><strong>Core ATen conformance: ${html(coreLevel(s))}</strong></p>`,
-  );
+  // a model run (--model) tests no operator of its own: no operator-level headline
+  const modelRun = s.ops === 0 && Boolean(rep.models?.length);
+  if (!modelRun) {
+    o.push(
+      `<p id="core-level" data-core-passed="${s.core_passed}" data-core-total="${s.core_total}"><strong>Core ATen conformance: ${html(coreLevel(s))}</strong></p>`,
+    );
+  }
   o.push('<table class="sum" id="summary"><tr>');
   const fields: [keyof Summary, string][] = [
     ["total", "total"],
@@ -332,7 +339,7 @@ export function toHtml(rep: Report): string {
   o.push("</tr></table>");
   const unc = uncoveredLine(rep);
   o.push(
-    `<p>${s.ops_passed}/${s.ops} operators pass everything.${unc ? ` <a href="#uncovered">${html(unc)}</a>.` : ""} ` +
+    `<p>${modelRun ? "" : `${s.ops_passed}/${s.ops} operators pass everything. `}${unc ? `<a href="#uncovered">${html(unc)}</a>. ` : ""}` +
       `Seed ${rep.meta.seed}; up to ${rep.meta.max_samples} samples per op and dtype; torch ${html(rep.meta.torch_version)}` +
       `${rep.meta.shards.length ? `; shards ${html(rep.meta.shards.join(" "))}` : ""}.</p>`,
   );
