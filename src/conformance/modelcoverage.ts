@@ -16,7 +16,7 @@
  * coverage read.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
 import { parseBackendYaml } from "../backend/load.js";
@@ -50,11 +50,18 @@ const PHASES = ["forward", "backward", "step"] as const;
  * load, a name that matches no case, or a case that raises: UserError with
  * the runner's message.
  */
-export async function traceModel(python: string, spec: string): Promise<TracedModel> {
+export async function traceModel(python: string, spec: string, cancel?: AbortSignal): Promise<TracedModel> {
+  // The runner says the same, after importing torch: seconds later.
+  const file = spec.split(":")[0]!;
+  if (file !== "zoo" && !isFile(file) && !(!file.endsWith(".py") && isFile(`${file}.py`))) {
+    throw new UserError(`--model ${spec}: ${path.resolve(file)}: no such model file`);
+  }
   const r = await execa(python, ["-m", "opgen_conformance", "model-ops", "--model", spec], {
     env: pythonEnv(),
     reject: false,
+    ...(cancel ? { cancelSignal: cancel } : {}),
   });
+  if (r.isCanceled) throw new Error("model-ops was cancelled");
   if (r.exitCode !== 0) {
     const why = String(r.stderr ?? "")
       .trim()
@@ -64,6 +71,10 @@ export async function traceModel(python: string, spec: string): Promise<TracedMo
     throw new UserError(`--model ${spec}: ${why || `the runner exited with ${r.exitCode ?? r.signal}`}`);
   }
   return parseTrace(String(r.stdout), spec);
+}
+
+function isFile(p: string): boolean {
+  return statSync(p, { throwIfNoEntry: false })?.isFile() ?? false;
 }
 
 /** model-ops' JSON: `[{file, case, ops: {overload: {forward, backward, step}}}]`. */
@@ -111,17 +122,23 @@ export interface ModelCoverageOutcome {
 
 export async function runModelCoverage(req: ModelCoverageRequest): Promise<ModelCoverageOutcome> {
   const python = resolvePython(req.python);
+  // A backend YAML with mistakes ends the run at once, and the trace with it.
+  const cancel = new AbortController();
   const inputs = loadInputs(req.yamlPath, python);
-  inputs.catch(() => {});
-  const started = Date.now();
-  req.progress?.(`tracing ${req.models.join(", ")} on eager CPU (imports torch, runs each case once) ...`);
-  // One model file at a time: each runner imports torch, and two would only share the cores.
-  const models: TracedModel[] = [];
-  for (const spec of req.models) models.push(await traceModel(python, spec));
+  inputs.catch(() => cancel.abort());
+  const trace = async () => {
+    const started = Date.now();
+    req.progress?.(`tracing ${req.models.join(", ")} on eager CPU (imports torch, runs each case once) ...`);
+    // One model file at a time: each runner imports torch, and two would only share the cores.
+    const models: TracedModel[] = [];
+    for (const spec of req.models) models.push(await traceModel(python, spec, cancel.signal));
+    const n = models.reduce((k, m) => k + m.cases.length, 0);
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    req.progress?.(`traced ${n} case${n === 1 ? "" : "s"} in ${seconds} s`);
+    return models;
+  };
+  const [{ config, catalog }, models] = await Promise.all([inputs, trace()]);
   const cases = models.flatMap((m) => m.cases);
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  req.progress?.(`traced ${cases.length} case${cases.length === 1 ? "" : "s"} in ${seconds} s`);
-  const { config, catalog } = await inputs;
   const unique = cases.filter((c, i) => cases.findIndex((d) => d.name === c.name) === i);
   return { config, catalog, models, report: computeModelCoverage(config, catalog, unique) };
 }
