@@ -431,11 +431,12 @@ def swin():
 
 @case("resnet")
 def resnet():
-    """Basic-block ResNet: conv, batch norm (training statistics), ReLU, max pool, a strided shortcut; one SGD step
-    with momentum."""
+    """Basic-block ResNet: conv, batch norm (training statistics), ReLU, max pool, strided shortcuts; one SGD step
+    with momentum. Four stages take a 32x32 image down to 1x1, so the last batch norms see N*H*W = 2 elements per
+    channel, the ill-conditioned statistics issue 23 found."""
     model = _build(
-        "ResNetConfig", "ResNetForImageClassification", num_channels=3, embedding_size=16, hidden_sizes=[16, 32],
-        depths=[1, 1], layer_type="basic", num_labels=10,
+        "ResNetConfig", "ResNetForImageClassification", num_channels=3, embedding_size=8, hidden_sizes=[8, 16, 16, 32],
+        depths=[1, 1, 1, 1], layer_type="basic", num_labels=10,
     )
     c = _image(model)
     c["optimizer"] = lambda params: _torch().optim.SGD(params, lr=1e-2, momentum=0.9)

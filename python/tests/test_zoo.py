@@ -96,7 +96,7 @@ class ZooTest(unittest.TestCase):
                     self.assertIsNotNone(case["loss"], f"{name}: labels given but no loss callable")
 
     def test_two_cases_run_forward_and_backward_in_float32_and_float64(self):
-        for name in ("gpt2", "resnet"):
+        for name in ("gpt2", "convnext"):  # resnet is ill-conditioned on purpose (N*H*W = 2)
             with self.subTest(case=name):
                 loss32, g32 = _run(modelfile.build(modelfile.ZOO, name), torch.float32)
                 loss64, g64 = _run(modelfile.build(modelfile.ZOO, name), torch.float64)
