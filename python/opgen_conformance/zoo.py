@@ -3,7 +3,7 @@
 A model file (the format ``opgen-backend test --model`` reads; see the runner's
 README): ``CASES`` maps a case name to a builder that takes no arguments and
 returns ``{"module", "inputs", "kwargs", "loss"?, "optimizer"?}``. Each case is
-one architecture, made tiny (hidden size 32-64, 2 layers, a vocabulary of 128,
+one architecture, made tiny (hidden size 32, 2 layers or stages (resnet: 4 of one block), a vocabulary of 128,
 sequences of 12 tokens, batch 2, 32x32 images, 400-sample audio clips) so that
 its forward and backward take well under 2 s on one CPU core. Weights are the
 model's own random initialization (the runner seeds torch before each builder);
