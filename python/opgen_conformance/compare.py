@@ -214,6 +214,15 @@ def precision_verdict(
     )[:MAX_MSG]
 
 
+def error_units(value: torch.Tensor, ref64: torch.Tensor) -> float:
+    """The worst element's distance from the float64 run, in tolerance units
+    of the value's dtype (Note [Precision rule]), finite elements only."""
+    rtol, atol = DEFAULT_TOL.get(value.dtype, DEFAULT_TOL[torch.float64])
+    v, r = value.detach().to(torch.float64), ref64.detach().to(torch.float64)
+    fin = torch.isfinite(v) & torch.isfinite(r)
+    return float(torch.where(fin, _units(v, r, rtol, atol), 0.0).max()) if v.numel() else 0.0
+
+
 def within_rule_of_cpu(device_value: torch.Tensor, cpu_value: torch.Tensor, rtol: float, atol: float) -> bool:
     """True when the device's result is so close to eager's that
     precision_verdict must pass whatever the float64 run gives (Note
