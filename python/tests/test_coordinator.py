@@ -16,7 +16,7 @@ from .test_pool import config, op, run
 
 
 def scheduler(ops, max_incidents=2):
-    return Scheduler(SimpleNamespace(ops=ops, max_incidents=max_incidents))
+    return Scheduler(SimpleNamespace(ops=ops, models=[], max_incidents=max_incidents))
 
 
 class SchedulerTest(unittest.TestCase):
