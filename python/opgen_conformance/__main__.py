@@ -1,4 +1,4 @@
-"""``python -m opgen_conformance run|worker|index|rerun|custom`` (see __init__.py)."""
+"""``python -m opgen_conformance run|worker|index|rerun|custom|upstream|...`` (see __init__.py)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,21 @@ def main(argv: list[str]) -> int:
     p = sub.add_parser("replay", help="rerun one call saved by a model case's first-divergence search")
     p.add_argument("--config", required=True)
     p.add_argument("--file", required=True)
+    p = sub.add_parser("upstream", help="run PyTorch's test files on the device (written by test --upstream)")
+    p.add_argument("--config", required=True)
+    p = sub.add_parser("upstream-deps", help="the modules test files import that are not installed (JSON)")
+    p.add_argument("--test-dir", required=True)
+    p.add_argument("files", nargs="+")
     a = ap.parse_args(argv)
+    if a.cmd == "upstream":
+        from .upstream import run as upstream_run
+
+        return upstream_run(a.config)
+    if a.cmd == "upstream-deps":
+        from .upstream import missing_imports
+
+        print(json.dumps(missing_imports(a.files, a.test_dir), sort_keys=True))
+        return 0
     if a.cmd == "run":
         from .pool import run
 

@@ -37,6 +37,47 @@ function collect(v: string, prev: string[] = []): string[] {
   return [...prev, v];
 }
 
+/** `test --upstream`: PyTorch's test files on the device (src/conformance/upstream.ts). */
+async function upstreamAction(dir: string, f: TestFlags): Promise<void> {
+  const other = (
+    [
+      ["--ops", f.ops],
+      ["--core", f.core],
+      ["--model", f.model],
+      ["--dtypes", f.dtypes],
+      ["--faults", f.faults],
+      ["--sanitize", f.sanitize],
+      ["--resume", f.resume],
+    ] as const
+  ).filter(([, v]) => v !== undefined && v !== false);
+  if (other.length) {
+    throw new UserError(
+      `--upstream runs PyTorch's test files; ${other.map(([k]) => k).join(", ")} select operators (run them without --upstream)`,
+    );
+  }
+  const { runUpstream } = await import("../conformance/upstream.js");
+  const { report } = await runUpstream({
+    projectDir: dir,
+    python: f.python,
+    manifest: f.manifest,
+    files: Array.isArray(f.upstream) ? f.upstream : [],
+    ...(f.upstreamDir ? { dir: f.upstreamDir } : {}),
+    strict: Boolean(f.strict),
+    updateExpectations: Boolean(f.updateExpectations),
+    ...(f.shard ? { shard: parseShard(f.shard) } : {}),
+    timeoutS: f.timeout,
+    expectations: f.expectations,
+    results: f.results,
+    cacheDir: f.cacheDir,
+    json: f.json,
+    junit: f.junit,
+    html: f.html,
+    markdown: f.markdown,
+    quiet: Boolean(f.quiet),
+  });
+  if (f.failOnProblems) checkOutcome(report);
+}
+
 /** The report outputs both `test` and `report merge` write. */
 interface ReportFlags {
   json?: string;
@@ -66,6 +107,10 @@ interface TestFlags extends ReportFlags {
   cacheDir?: string;
   sanitize?: string | true;
   model?: string[];
+  upstream?: string[] | true;
+  upstreamDir?: string;
+  strict?: boolean;
+  updateExpectations?: boolean;
 }
 
 /** The memory this process may use: the machine's, or less under a cgroup (container) limit. */
@@ -91,6 +136,20 @@ export function registerConformanceCommands(program: Command): void {
       "--model <file[:names]>",
       "run a model file's cases instead of the operators: on the device and eager CPU from the same weights, judged against float64 ('zoo': the shipped transformers zoo; names: comma-separated globs; repeatable)",
       collect,
+    )
+    .option(
+      "--upstream [files]",
+      "run PyTorch's own device-generic test files on the device instead of the operators, at the commit torch was built from (FILE[::Class] comma-separated, repeatable; default: the view, indexing, shape, ufunc, reduction, sort, type-promotion tests, test_ops' TestCommon and test_nn's TestNNDeviceType)",
+      (v: string, prev: string[] | true | undefined) => [...(Array.isArray(prev) ? prev : []), v],
+    )
+    .option(
+      "--upstream-dir <dir>",
+      "with --upstream: take the files from this PyTorch checkout instead of fetching them",
+    )
+    .option("--strict", "with --upstream: a test that ran any operator through the CPU fallback fails")
+    .option(
+      "--update-expectations",
+      "with --upstream: add an expectations entry for each test that fails today (its first error line as the reason); entries already there stay",
     )
     .option("--dtypes <list>", "only these dtypes, e.g. float32,int64")
     .option("--shard <i/n>", "run the i-th of n deterministic shards (merge them with `report merge`)")
@@ -126,6 +185,16 @@ export function registerConformanceCommands(program: Command): void {
     .option("-q, --quiet", "no progress and no terminal summary")
     .option("--no-fail-on-problems", "exit 0 even when checks fail")
     .action(async (dir: string, f: TestFlags) => {
+      if (f.upstream !== undefined || f.upstreamDir !== undefined) {
+        await upstreamAction(dir, f);
+        return;
+      }
+      for (const [flag, on] of [
+        ["--strict", f.strict],
+        ["--update-expectations", f.updateExpectations],
+      ] as const) {
+        if (on) throw new UserError(`${flag} applies to --upstream runs`);
+      }
       const workers = f.workers ?? Math.max(1, Math.min(4, availableParallelism()));
       const { report, sanitized } = await runTest({
         projectDir: dir,

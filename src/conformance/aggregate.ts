@@ -25,6 +25,7 @@ import {
   type Status,
   type Summary,
 } from "./types.js";
+import { isUpstream, mergeUpstream, type UpstreamReport } from "./upstream-report.js";
 
 const SEVERITY: Readonly<Record<SampleStatus, number>> = STATUS_SEVERITY;
 
@@ -160,8 +161,8 @@ export function passingOps(results: readonly Result[]): Set<string> {
 export function summarize(results: readonly Result[], ops: readonly OpUnderTest[], coreTotal: number): Summary {
   const n = (s: Status) => results.filter((r) => r.status === s).length;
   const passing = passingOps(results);
-  // model cases are counted by the models section, not as operators
-  const tested = new Set(results.filter((r) => !isModel(r.op)).map((r) => r.op));
+  // model cases and upstream tests are counted by their sections, not as operators
+  const tested = new Set(results.filter((r) => !isModel(r.op) && !isUpstream(r.op)).map((r) => r.op));
   // An op "passes" only if every claimed dtype was run: a missing dtype (an
   // interrupted run) must not count as conformant.
   const seen = new Set(results.map((r) => `${r.op}\u0000${r.dtype}`));
@@ -191,6 +192,7 @@ export function makeReport(
   coreTotal: number,
   coverage?: ReportCoverage,
   models?: readonly ModelCase[],
+  upstream?: UpstreamReport,
 ): Report {
   const sortedOps = [...ops].sort((a, b) => cmp(a.op, b.op));
   const sorted = [...results].sort(compareResults);
@@ -202,6 +204,7 @@ export function makeReport(
     results: sorted,
     ...(coverage ? { coverage } : {}),
     ...(models?.length ? { models } : {}),
+    ...(upstream ? { upstream } : {}),
   };
 }
 
@@ -277,5 +280,14 @@ export function mergeReports(reports: readonly { file: string; report: Report }[
   const coverage = reports.find((r) => r.report.coverage)?.report.coverage;
   const models = new Map<string, ModelCase>();
   for (const { report } of reports) for (const m of report.models ?? []) models.set(m.name, m);
-  return makeReport(meta, [...ops.values()], [...results.values()], coreTotal, coverage, [...models.values()]);
+  const upstream = mergeUpstream(reports.flatMap((r) => (r.report.upstream ? [r.report.upstream] : [])));
+  return makeReport(
+    meta,
+    [...ops.values()],
+    [...results.values()],
+    coreTotal,
+    coverage,
+    [...models.values()],
+    upstream,
+  );
 }

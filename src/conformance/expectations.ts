@@ -8,6 +8,8 @@
  *       check: values                # optional; all checks when absent
  *       reason: "rounds toward zero"
  *       issue: https://tracker/123   # optional
+ *     - test: "test_view_ops.py::*::test_unfold_*"   # instead of op: a glob over
+ *       reason: "unsupported: ..."   # upstream test ids (test --upstream); no dtype/check
  *   tolerances:
  *     - op: "sum*"
  *       dtype: bfloat16              # optional
@@ -24,6 +26,7 @@ import { parseDocument, positions } from "../yaml/document.js";
 import { isMap, isScalar, isSeq, type YNode } from "../yaml/tree.js";
 import { MODEL_CHECKS } from "./models.js";
 import { CHECKS, type Result } from "./types.js";
+import { UPSTREAM_PREFIX } from "./upstream-report.js";
 
 /** An operator's checks, then a model case's own (an expectation may name either). */
 const ALL_CHECKS: readonly string[] = [
@@ -105,7 +108,7 @@ export function parseExpectations(text: string, file: string): ExpectationsFile 
         fields.set(k, { value: isScalar(p.value) ? p.value.value : undefined, node: p.value ?? p.key });
       }
       const allowed =
-        key === "expectations" ? ["op", "dtype", "check", "reason", "issue"] : ["op", "dtype", "rtol", "atol"];
+        key === "expectations" ? ["op", "test", "dtype", "check", "reason", "issue"] : ["op", "dtype", "rtol", "atol"];
       for (const [k, f] of fields) {
         if (!allowed.includes(k)) err(f.node, `unknown field '${k}' in ${key} entry; allowed: ${allowed.join(", ")}`);
       }
@@ -131,10 +134,21 @@ export function parseExpectations(text: string, file: string): ExpectationsFile 
         }
         return v;
       };
-      const op = str("op", true);
-      const dtype = str("dtype", false);
+      // An expectations entry names an operator (op:) or an upstream test (test:), not both.
+      const isTest = key === "expectations" && fields.has("test");
+      if (isTest && fields.has("op")) err(fields.get("op")?.node, "an entry names an op or a test, not both");
+      for (const k of isTest ? ["dtype", "check"] : []) {
+        const f = fields.get(k);
+        if (f) err(f.node, `'${k}' applies to op entries; a test entry names whole tests (test ids or globs)`);
+      }
+      const test = isTest ? str("test", true) : undefined;
+      if (key === "expectations" && !isTest && !fields.has("op")) {
+        err(node, "expectations entry needs 'op' (an operator glob) or 'test' (an upstream test id glob)");
+      }
+      const op = isTest ? (test ? `${UPSTREAM_PREFIX}${test}` : undefined) : str("op", key === "tolerances");
+      const dtype = isTest ? undefined : str("dtype", false);
       if (key === "expectations") {
-        const check = str("check", false);
+        const check = isTest ? undefined : str("check", false);
         if (check !== undefined && check !== "*" && !ALL_CHECKS.includes(check)) {
           err(fields.get("check")?.node, `unknown check '${check}'; allowed: ${ALL_CHECKS.join(", ")}`);
         }

@@ -11,6 +11,7 @@ import { compareResults, dtypeRank, passingOps } from "./aggregate.js";
 import { FAMILIES, FAMILY_TITLES, type Family, familyOf } from "./families.js";
 import { isModel, modelsHtml, modelsMarkdown, modelsTerminal } from "./models.js";
 import { type Report, type Result, STATUSES, type Status, type Summary } from "./types.js";
+import { isUpstream, upstreamHtml, upstreamMarkdown, upstreamTerminal } from "./upstream-report.js";
 
 export function toJson(r: Report): string {
   return `${JSON.stringify(r, null, 2)}\n`;
@@ -179,7 +180,7 @@ export function toMarkdown(rep: Report, maxRows = 20): string {
       : `❌ ${nBad} problem${nBad === 1 ? "" : "s"} in ${bad.length} operator${bad.length === 1 ? "" : "s"}`;
   out.push(`### opgen-backend conformance: \`${rep.meta.device}\`: ${verdict}`);
   out.push("");
-  const modelRun = s.ops === 0 && Boolean(rep.models?.length);
+  const modelRun = s.ops === 0 && (Boolean(rep.models?.length) || Boolean(rep.upstream)); // or an upstream run
   out.push(
     (modelRun
       ? ""
@@ -193,6 +194,7 @@ export function toMarkdown(rep: Report, maxRows = 20): string {
     `${unc ? `${unc}. ` : ""}Seed ${rep.meta.seed}, up to ${rep.meta.max_samples} samples per op and dtype${rep.meta.shards.length ? `, shards ${rep.meta.shards.join(" ")}` : ""}.`,
   );
   out.push(...modelsMarkdown(rep.models ?? []));
+  out.push(...upstreamMarkdown(rep.upstream));
   if (bad.length > 0) {
     out.push("");
     out.push("| | op | dtypes | checks | first problem | rerun |");
@@ -283,7 +285,7 @@ export function toHtml(rep: Report): string {
   const cells = new Map<string, Result[]>();
   const byOp = new Map<string, Result[]>();
   for (const r of rep.results) {
-    if (isModel(r.op)) continue; // the models section shows them
+    if (isModel(r.op) || isUpstream(r.op)) continue; // the models and upstream sections show them
     const k = `${r.op}\u0000${r.dtype}`;
     const list = cells.get(k) ?? [];
     list.push(r);
@@ -315,7 +317,7 @@ export function toHtml(rep: Report): string {
   o.push("</style></head><body>");
   o.push(`<h1>Conformance of <code>${html(rep.meta.device)}</code> against eager CPU PyTorch</h1>`);
   // a model run (--model) tests no operator of its own: no operator-level headline
-  const modelRun = s.ops === 0 && Boolean(rep.models?.length);
+  const modelRun = s.ops === 0 && (Boolean(rep.models?.length) || Boolean(rep.upstream)); // or an upstream run
   if (!modelRun) {
     o.push(
       `<p id="core-level" data-core-passed="${s.core_passed}" data-core-total="${s.core_total}"><strong>Core ATen conformance: ${html(coreLevel(s))}</strong></p>`,
@@ -356,6 +358,7 @@ export function toHtml(rep: Report): string {
   o.push('</select></label> <span id="filter-count"></span></form>');
 
   o.push(...modelsHtml(rep.models ?? [], (st) => COLORS[st]));
+  o.push(...upstreamHtml(rep.upstream, rep.results, (st) => COLORS[st]));
   o.push('<h2 id="operators">Operators × dtypes, by family</h2>');
   o.push('<div id="heatmap">');
   const header = `<tr><th>operator</th>${dtypes.map((d) => `<th>${html(d)}</th>`).join("")}</tr>`;
@@ -506,9 +509,10 @@ export function toTerminal(rep: Report, st: Style, maxRows = 30): string {
   ].filter((p) => p.length > 0);
   out.push(`${st.bold("conformance:")} ${s.total} results: ${parts.join(", ")}`);
   // a model run (--model) tests no operator of its own
-  if (s.ops > 0 || !rep.models?.length) {
+  if (s.ops > 0 || (!rep.models?.length && !rep.upstream)) {
     out.push(`${s.ops_passed}/${s.ops} operators pass everything; ${st.bold(`core ATen conformance ${coreLevel(s)}`)}`);
   }
   out.push(...modelsTerminal(rep.models ?? []));
+  out.push(...upstreamTerminal(rep.upstream));
   return `${out.join("\n")}\n`;
 }

@@ -17,12 +17,14 @@
  * (keyed by version) is never revalidated.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
 import type { CatalogSources } from "../model/catalog.js";
 import { UserError } from "../util/errors.js";
+import { defaultCacheDir, type Http, httpGet } from "../util/http.js";
 import { writeFiles } from "../write/files.js";
+
+export { defaultCacheDir } from "../util/http.js";
 
 export const DEFAULT_INDEX = "https://pypi.org/pypi";
 
@@ -52,39 +54,8 @@ export interface FetchedTorch extends CatalogSources {
   readonly bytes: number;
 }
 
-/** $OPGEN_CACHE_DIR, else $XDG_CACHE_HOME/opgen-backend, else ~/.cache/opgen-backend. */
-export function defaultCacheDir(): string {
-  const own = process.env.OPGEN_CACHE_DIR;
-  if (own) return own;
-  const xdg = process.env.XDG_CACHE_HOME;
-  return path.join(xdg || path.join(homedir(), ".cache"), "opgen-backend");
-}
-
-interface Http {
-  readonly base: string;
-  readonly timeoutMs: number;
-  bytes: number;
-}
-
-function unreachable(url: string, e: unknown): UserError {
-  const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-  const why =
-    (e as Error).name === "TimeoutError" ? "timed out" : (cause?.code ?? cause?.message ?? (e as Error).message);
-  return new UserError(
-    `cannot reach ${url} (${why}); --torch-version needs the network once per release (it is cached afterwards), or install that torch and pass --python`,
-  );
-}
-
 async function get(http: Http, url: string, range?: [number, number]): Promise<Response> {
-  try {
-    return await fetch(url, {
-      headers: range ? { Range: `bytes=${range[0]}-${range[1] - 1}` } : {},
-      signal: AbortSignal.timeout(http.timeoutMs),
-      redirect: "follow",
-    });
-  } catch (e) {
-    throw unreachable(url, e);
-  }
+  return httpGet(http, url, range);
 }
 
 /** Bytes [start, end) of `url`; refuses a server that ignores the range (it would send the whole wheel). */
@@ -287,7 +258,10 @@ export async function fetchTorchSchemas(version: string, opts: FetchOptions = {}
   const http: Http = {
     base: (opts.index ?? process.env.OPGEN_PYPI_URL ?? DEFAULT_INDEX).replace(/\/+$/, ""),
     timeoutMs: opts.timeoutMs ?? 60_000,
+    offlineHint:
+      "--torch-version needs the network once per release (it is cached afterwards), or install that torch and pass --python",
     bytes: 0,
+    requests: 0,
   };
   const [w] = await releaseWheels(http, version);
   const cd = await centralDirectory(http, w!);
