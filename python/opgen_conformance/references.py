@@ -1,6 +1,7 @@
 """The CPU references eager CPU lacks: what runs on CPU for the expected
 result of an overload that has no CPU kernel (Note [References eager CPU
-lacks]). checks.py calls them in the overload's place; the hand-made sample
+lacks]) or whose CPU kernel refuses what CUDA's accepts (Note [CUDA
+semantics]). checks.py calls them in the overload's place; the hand-made sample
 source (sources/handmade.py) runs the fused attention's to make its
 backward's samples.
 """
@@ -210,6 +211,45 @@ def _sdpa_overrideable_backward(grad_out, query, key, value, attn_bias, grad_inp
     )
 
 
+# Note [CUDA semantics]: where downstream code relies on CUDA's behaviour
+# that eager CPU lacks, a device does what CUDA does, and the reference is
+# CUDA's rule computed on CPU. torch.histc of an integer tensor is one:
+# eager CPU refuses it ("histogram_cpu" not implemented for 'Int'), CUDA
+# counts it, and transformers' MoE routing calls it on int32 expert ids on
+# every device but cpu and mps. CUDA's rule (_histc_cuda): the bounds
+# truncated to integers, min == max widened to the data's extremes and then
+# by one each side, max > min, and bin = (x - min) * bins // (max - min) in
+# int64, x == max in the last bin; the result has the input's dtype. The
+# reference runs eager CPU's histc on the input as float64 with those
+# bounds, which bins exactly as the integer division does while
+# |x - min| * bins < 2**52, and casts the counts back. Floating and bool
+# inputs get eager CPU's histc itself. README.md "CUDA semantics" lists
+# every such case.
+def _histc(self, bins=100, min=0, max=0):
+    if self.is_floating_point() or self.is_complex() or self.dtype == torch.bool:
+        return torch.ops.aten.histc.default(self, bins, min, max)
+    if bins <= 0:
+        raise RuntimeError("bins must be > 0")
+    try:
+        lo, hi = int(min), int(max)
+    except (ValueError, OverflowError) as e:
+        raise RuntimeError(f"value cannot be converted to type int64_t without overflow: {e}") from None
+    if lo == hi and self.numel() > 0:
+        lo, hi = int(self.min()), int(self.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not lo < hi:
+        raise RuntimeError("max must be larger than min")
+    return torch.ops.aten.histc.default(self.double(), bins, lo, hi).to(self.dtype)
+
+
+def _histc_out(self, bins=100, min=0, max=0, *, out):
+    if self.is_floating_point() or self.is_complex() or self.dtype == torch.bool:
+        return torch.ops.aten.histc.out(self, bins, min, max, out=out)
+    r = _histc(self, bins, min, max)
+    return out.resize_(r.shape).copy_(r)  # CUDA's _histc_out_cuda
+
+
 def _into_outs(fn: Callable[..., Any]) -> Callable[..., Any]:
     """fn's results copied into its out= variant's outs (out0, out1, ...)."""
 
@@ -234,6 +274,8 @@ CPU_REFERENCES: dict[str, Callable[..., Any]] = {
     "_thnn_fused_gru_cell.out": _into_outs(_thnn_fused_gru_cell),
     "_thnn_fused_gru_cell_backward": _contiguous_results(_thnn_fused_gru_cell_backward),
     "_thnn_fused_gru_cell_backward.out": _into_outs(_thnn_fused_gru_cell_backward),
+    "histc": _histc,
+    "histc.out": _histc_out,
     "_scaled_dot_product_fused_attention_overrideable": _sdpa_overrideable,
     "_scaled_dot_product_fused_attention_overrideable_backward": _sdpa_overrideable_backward,
 }

@@ -142,6 +142,7 @@ describe("cuda-ops.txt", () => {
     // The check can see: _embedding_bag's glue reaches the refkEmbeddingBag stub.
     expect(reaches("_embedding_bag")).toEqual(["refkEmbeddingBag"]);
     expect(reaches("max_pool2d_with_indices")).toContain("refkPool");
+    expect(reaches("histc")).toEqual(["refkHistc"]);
   });
 });
 

@@ -182,10 +182,31 @@ def _view_as_real(dt: torch.dtype) -> list[tuple[tuple, str]]:
     return [((c((3, 4)),), "complex"), ((c((4, 6))[1:, ::2],), "complex-sliced"), ((c(()),), "complex-0d")]
 
 
+# _index_put_impl_ is what eager's index_put_ (CompositeExplicitAutograd)
+# calls inside its kernel, so no traced call reaches it: repeated indices
+# with and without accumulate, two index tensors, a None before an index,
+# and a bool mask with a one-element value (eager's masked_fill_ path) and
+# with accumulate.
+def _index_put_impl(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    x = lambda: random_tensor((5, 3), dt)  # noqa: E731
+    mask = torch.tensor([[True, False, True], [False, False, False], [True, True, False], [False, True, False],
+                         [False, False, True]])
+    return [
+        ((x(), [torch.tensor([0, 2, 0, 4])], random_tensor((4, 3), dt), True, False), "put-accumulate-repeated"),
+        ((x(), [torch.tensor([4, 1, -1])], random_tensor((3, 3), dt), False, False), "put"),
+        ((x(), [torch.tensor([1, 0, 1]), torch.tensor([2, 2, 0])], random_tensor((3,), dt), True, False),
+         "put-two-indices"),
+        ((x(), [None, torch.tensor([2, 0])], random_tensor((5, 2), dt), False, False), "put-none-first"),
+        ((x(), [mask], random_tensor((), dt), False, False), "put-mask-fill"),
+        ((x(), [mask], random_tensor((1,), dt), True, False), "put-mask-accumulate"),
+    ]
+
+
 _HANDMADE: dict[str, Callable[[torch.dtype], list[tuple[tuple, str]]]] = {
     "view_as_real": _view_as_real,
     "col2im": _col2im,
     "_embedding_bag": _embedding_bag,
+    "_index_put_impl_": _index_put_impl,
     "_fft_r2c": _fft_r2c,
     "_fft_c2c": _fft_c2c,
     "_fft_c2r": _fft_c2r,

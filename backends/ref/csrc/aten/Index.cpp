@@ -1,5 +1,6 @@
 // Indexing and sorting: gather, scatter (src, value, add, reduce.two),
-// index_select, index.Tensor, index_put, masked_scatter, nonzero, sort and
+// index_select, index.Tensor, index_put (and _index_put_impl_ in place),
+// masked_fill_, masked_scatter, nonzero, sort and
 // topk. The glue checks arguments with eager's messages and error classes,
 // resolves advanced indexing as ATen does (masks to coordinates, broadcast
 // index tensors, non-adjacent indexed dims moved to the front) into
@@ -9,6 +10,7 @@
 #include "aten/Glue.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/List.h>
 #include <ATen/core/Tensor.h>
@@ -361,6 +363,56 @@ at::Tensor nonzero_on(const at::Tensor& self, c10::Device device) {
   return out;
 }
 
+// index_put's put into `out` (a copy of self, or self itself in place).
+// Eager's index_put_ gives one mask (the other indices None) and a
+// one-element value to masked_fill_, which takes the value as a Scalar of
+// any dtype and refuses anything but a bool mask, or no mask at all; else
+// an in-place put refuses values and indices that overlap self.
+void put_into(at::Tensor& out, const c10::List<std::optional<at::Tensor>>& indices, const at::Tensor& values,
+              bool accumulate, bool in_place) {
+  const c10::Device device = out.device();
+  std::optional<at::Tensor> mask;
+  bool masked_fill = !accumulate && values.numel() == 1;
+  for (size_t i = 0; i < indices.size() && masked_fill; ++i) {
+    const std::optional<at::Tensor> t = indices.get(i);
+    if (!t.has_value() || !t->defined()) continue;
+    const bool is_mask = t->scalar_type() == c10::kBool || t->scalar_type() == c10::kByte;
+    masked_fill = is_mask && !mask.has_value();
+    mask = *t;
+  }
+  at::Tensor v = values.device() == device ? values : (values.dim() == 0 ? on(values, device) : values);
+  if (in_place && !masked_fill) {
+    at::assert_no_overlap(out, values);
+    for (size_t i = 0; i < indices.size(); ++i) {
+      const std::optional<at::Tensor> t = indices.get(i);
+      if (t.has_value() && t->defined()) at::assert_no_overlap(out, *t);
+    }
+  }
+  const Advanced a = make_advanced(out, indices, device);
+  if (masked_fill) {
+    TORCH_CHECK(mask.has_value() && mask->scalar_type() == c10::kBool,
+                "masked_fill_ only supports boolean masks, but got mask with dtype ",
+                mask.has_value() ? "unsigned char" : "nullptr (uninitialized)");
+    const c10::Scalar item = read_scalar(on(v, device));
+    fill_value(item, out.scalar_type(), "index_put");  // eager's overflow check
+    v = scalar_tensor_on(item, out.scalar_type(), device);
+  }
+  TORCH_CHECK(at::is_expandable_to(v.sizes(), a.shape), "shape mismatch: value tensor of shape ", v.sizes(),
+              " cannot be broadcast to indexing result of shape ", c10::IntArrayRef(a.shape));
+  TORCH_CHECK(v.scalar_type() == out.scalar_type(), "Index put requires the source and destination dtypes match, got ",
+              out.scalar_type(), " for the destination and ", v.scalar_type(), " for the source.");
+  int64_t count = 1;
+  for (int64_t s : a.shape) count *= s;
+  if (count == 0) return;
+  common_device({&out, &v}, "index_put");
+  const AdvancedDescriptors ds = describe_advanced(a, out, "index_put");
+  const refkTensor dv = describe_as(v, a.shape, "index_put");
+  const refkContext ctx = context();
+  check_index(refkIndexPut(&ctx, &ds.base, &dv, static_cast<int32_t>(ds.indices.size()), ds.indices.data(),
+                           a.indexed_sizes.data(), a.indexed_strides.data(), accumulate ? 1 : 0),
+              "index_put", true);
+}
+
 }  // namespace
 
 at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad) {
@@ -454,44 +506,61 @@ at::Tensor index_put(const at::Tensor& self, const c10::List<std::optional<at::T
   kernel_dtype(self.scalar_type(), "index_put");
   TORCH_CHECK_INDEX(indices.size() <= static_cast<size_t>(self.dim()), "too many indices for tensor of dimension ",
                     self.dim(), " (got ", indices.size(), ")");
-  // Eager's index_put_ gives one mask (the other indices None) and a
-  // one-element value to masked_fill_, which takes the value as a Scalar of
-  // any dtype and refuses anything but a bool mask, or no mask at all.
-  std::optional<at::Tensor> mask;
-  bool masked_fill = !accumulate && values.numel() == 1;
-  for (size_t i = 0; i < indices.size() && masked_fill; ++i) {
-    const std::optional<at::Tensor> t = indices.get(i);
-    if (!t.has_value() || !t->defined()) continue;
-    const bool is_mask = t->scalar_type() == c10::kBool || t->scalar_type() == c10::kByte;
-    masked_fill = is_mask && !mask.has_value();
-    mask = *t;
-  }
-  at::Tensor v = values.device() == device ? values : (values.dim() == 0 ? on(values, device) : values);
   at::Tensor out = copy_of(self, device, "index_put");
-  const Advanced a = make_advanced(out, indices, device);
-  if (masked_fill) {
-    TORCH_CHECK(mask.has_value() && mask->scalar_type() == c10::kBool,
-                "masked_fill_ only supports boolean masks, but got mask with dtype ",
-                mask.has_value() ? "unsigned char" : "nullptr (uninitialized)");
-    const c10::Scalar item = read_scalar(on(v, device));
-    fill_value(item, self.scalar_type(), "index_put");  // eager's overflow check
-    v = scalar_tensor_on(item, self.scalar_type(), device);
-  }
-  TORCH_CHECK(at::is_expandable_to(v.sizes(), a.shape), "shape mismatch: value tensor of shape ", v.sizes(),
-              " cannot be broadcast to indexing result of shape ", c10::IntArrayRef(a.shape));
-  TORCH_CHECK(v.scalar_type() == self.scalar_type(), "Index put requires the source and destination dtypes match, got ",
-              self.scalar_type(), " for the destination and ", v.scalar_type(), " for the source.");
-  int64_t count = 1;
-  for (int64_t s : a.shape) count *= s;
-  if (count == 0) return out;
-  common_device({&out, &v}, "index_put");
-  const AdvancedDescriptors ds = describe_advanced(a, out, "index_put");
-  const refkTensor dv = describe_as(v, a.shape, "index_put");
-  const refkContext ctx = context();
-  check_index(refkIndexPut(&ctx, &ds.base, &dv, static_cast<int32_t>(ds.indices.size()), ds.indices.data(),
-                           a.indexed_sizes.data(), a.indexed_strides.data(), accumulate ? 1 : 0),
-              "index_put", true);
+  put_into(out, indices, values, accumulate, false);
   return out;
+}
+
+// What index_put_ (CompositeExplicitAutograd) calls: the same put, into self.
+at::Tensor& _index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                             const at::Tensor& values, bool accumulate, bool unsafe) {
+  (void)unsafe;  // every index is checked anyway
+  const c10::Device device = common_device({&self}, "index_put_");
+  const c10::DeviceGuard guard(device);
+  TORCH_CHECK_INDEX(indices.size() <= static_cast<size_t>(self.dim()), "too many indices for tensor of dimension ",
+                    self.dim(), " (got ", indices.size(), ")");
+  if (at::has_internal_overlap(self) == at::MemOverlap::Yes) {
+    TORCH_WARN("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before performing "
+               "this operation. This also applies to advanced indexing e.g. tensor[indices] = tensor");
+  }
+  kernel_dtype(self.scalar_type(), "index_put_");
+  put_into(self, indices, values, accumulate, true);
+  return self;
+}
+
+// self = mask ? value : self, as refkWhere with self as output and as the
+// unselected operand (the same element, never a partial overlap). The mask
+// broadcasts to self, never self to the mask.
+at::Tensor& masked_fill_(at::Tensor& self, const at::Tensor& mask, const at::Scalar& value) {
+  TORCH_CHECK(mask.scalar_type() == c10::kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
+              mask.dtype());
+  if (at::has_internal_overlap(self) == at::MemOverlap::Yes) {
+    TORCH_WARN("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before performing "
+               "this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar");
+  }
+  at::assert_no_partial_overlap(self, mask);
+  const c10::Device device = common_device({&self, &mask}, "masked_fill_");
+  const c10::DeviceGuard guard(device);
+  const auto shape = at::infer_size(self.sizes(), mask.sizes());
+  TORCH_CHECK(c10::IntArrayRef(shape).equals(self.sizes()), "output with shape ", self.sizes(),
+              " doesn't match the broadcast shape ", c10::IntArrayRef(shape));
+  const refkScalar v = fill_value(value, self.scalar_type(), "masked_fill_");
+  if (self.numel() == 0) return self;
+  at::Tensor filled = empty({}, self.scalar_type(), device);
+  const refkContext ctx = context();
+  const refkTensor df = describe(filled, "masked_fill_");
+  check(refkFill(&ctx, &df, v), "masked_fill_");
+  const at::Tensor m = on(mask, device);
+  const refkTensor ds = describe(self, "masked_fill_"), dm = describe_as(m, shape, "masked_fill_"),
+                   dv = describe_as(filled, shape, "masked_fill_");
+  check(refkWhere(&ctx, &ds, &dm, &dv, &ds), "masked_fill_");
+  return self;
+}
+
+at::Tensor& masked_fill_(at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  return masked_fill_(self, mask, value.device().is_cpu() ? value.item() : read_scalar(value));
 }
 
 at::Tensor masked_scatter(const at::Tensor& self, const at::Tensor& mask, const at::Tensor& source) {

@@ -1,4 +1,4 @@
-// Matrix products: mm, bmm, addmm; and p-norm distances between rows
+// Matrix products: mm, bmm, addmm, baddbmm, addbmm; and p-norm distances between rows
 // (_cdist_forward, _pdist_forward). Shapes and dtypes are checked with
 // eager's messages, in eager's order; the library's blocked GEMM (refkGemm,
 // Note [Blocked GEMM]) computes with any strides, so transposed and sliced
@@ -98,6 +98,98 @@ at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tenso
   if (!ignore_self && out.numel() > 0) copy_into(out, bias, "addmm");
   gemm_into(out, mat1, mat2, a, ignore_self ? kZero : b, "addmm");
   return out;
+}
+
+// beta * self + alpha * batch1 @ batch2 per batch, self expanded to the
+// product's shape (B, N, P); the result has batch2's dtype. Checks in eager's
+// order (its meta function reads the sizes before checking the ranks).
+at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                   const c10::Scalar& beta, const c10::Scalar& alpha) {
+  const std::vector<int64_t> shape{batch1.size(0), batch1.size(1), batch2.size(2)};
+  const at::Tensor bias = self.expand(shape);
+  TORCH_CHECK(self.scalar_type() == batch1.scalar_type(), "Input dtypes must be the same, got: input ",
+              self.scalar_type(), ", batch1: ", batch1.scalar_type(), ", batch2: ", batch2.scalar_type());
+  TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
+  const int64_t k = batch1.size(2);
+  TORCH_CHECK(batch2.size(0) == shape[0] && batch2.size(1) == k,
+              "Expected size for first two dimensions of batch2 tensor to be: [", shape[0], ", ", k, "] but got: [",
+              batch2.size(0), ", ", batch2.size(1), "].");
+  const c10::ScalarType dtype = batch2.scalar_type();
+  TORCH_CHECK(batch1.scalar_type() == dtype, "expected scalar type ", dtype, " but found ", batch1.scalar_type());
+  TORCH_CHECK_NOT_IMPLEMENTED(dtype != c10::kBool, "\"baddbmm\" not implemented for 'Bool'");
+  const c10::Device device = common_device({&self, &batch1, &batch2}, "baddbmm");
+  const c10::DeviceGuard guard(device);
+  const refkScalar b = gemm_scalar(beta, dtype, "baddbmm"), a = gemm_scalar(alpha, dtype, "baddbmm");
+  at::Tensor out = empty(shape, dtype, device);
+  const bool ignore_self = c10::isIntegralType(dtype, false) ? b.i == 0 : b.f == 0.0;
+  if (!ignore_self && out.numel() > 0) copy_into(out, to_dtype(bias, dtype, device, "baddbmm"), "baddbmm");
+  gemm_into(out, batch1, batch2, a, ignore_self ? kZero : b, "baddbmm");
+  return out;
+}
+
+// beta * self + alpha * the sum over b of batch1[b] @ batch2[b], as eager
+// computes it: one addmm per batch into the result (beta on the first), so
+// the sum is rounded to the dtype batch by batch; no batches leave
+// beta * self. The result has self's dtype.
+at::Tensor addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const c10::Scalar& beta,
+                  const c10::Scalar& alpha) {
+  const std::vector<int64_t> shape{batch1.size(1), batch2.size(2)};
+  const at::Tensor bias = self.expand(shape);
+  TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
+  TORCH_CHECK(batch1.size(0) == batch2.size(0), "batch1 and batch2 must have same number of batches, got ",
+              batch1.size(0), " and ", batch2.size(0));
+  TORCH_CHECK(batch1.size(2) == batch2.size(1), "Incompatible matrix sizes for bmm (", batch1.size(1), "x",
+              batch1.size(2), " and ", batch2.size(1), "x", batch2.size(2), ")");
+  const c10::ScalarType dtype = self.scalar_type();
+  const int64_t batches = batch1.size(0);
+  if (batches > 0) {
+    TORCH_CHECK(dtype == batch2.scalar_type(), "self and mat2 must have the same dtype, but got ", dtype, " and ",
+                batch2.scalar_type());
+    TORCH_CHECK(batch1.scalar_type() == batch2.scalar_type(), "mat1 and mat2 must have the same dtype, but got ",
+                batch1.scalar_type(), " and ", batch2.scalar_type());
+    TORCH_CHECK_NOT_IMPLEMENTED(dtype != c10::kBool, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
+  }
+  kernel_dtype(dtype, "addbmm");
+  const c10::Device device = common_device({&self, &batch1, &batch2}, "addbmm");
+  const c10::DeviceGuard guard(device);
+  const bool half = dtype == c10::kHalf || dtype == c10::kBFloat16;
+  const refkScalar b = fill_value(beta, half ? c10::kFloat : dtype, "addbmm");
+  const refkScalar a = fill_value(alpha, half ? c10::kFloat : dtype, "addbmm");
+  at::Tensor out = empty(shape, dtype, device);
+  const bool ignore_self = c10::isIntegralType(dtype, true) ? b.i == 0 : b.f == 0.0;
+  if (!ignore_self && out.numel() > 0) copy_into(out, bias, "addbmm");
+  if (batches == 0) {
+    if (ignore_self) {
+      if (out.numel() > 0) {
+        const refkTensor o = describe(out, "addbmm");
+        const refkContext ctx = context();
+        check(refkFill(&ctx, &o, kZero), "addbmm");
+      }
+      return out;
+    }
+    // beta * self: a product over an empty inner dim.
+    TORCH_CHECK_NOT_IMPLEMENTED(dtype != c10::kBool, "\"mul_cpu\" not implemented for 'Bool'");
+    const at::Tensor none1 = empty({shape[0], 0}, dtype, device), none2 = empty({0, shape[1]}, dtype, device);
+    gemm_into(out, none1, none2, a, b, "addbmm");
+    return out;
+  }
+  for (int64_t i = 0; i < batches; ++i) {
+    gemm_into(out, batch1.select(0, i), batch2.select(0, i), a, i == 0 ? (ignore_self ? kZero : b) : kOne, "addbmm");
+  }
+  return out;
+}
+
+// In place, eager's addbmm_ is its out= form into self, which resizes self
+// to the product's shape (a self that only broadcasts to it grows; no
+// warning), self's old values read through the expansion.
+at::Tensor& addbmm_(at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const c10::Scalar& beta,
+                    const c10::Scalar& alpha) {
+  const at::Tensor r = opgen_ref::addbmm(self, batch1, batch2, beta, alpha);
+  if (!self.sizes().equals(r.sizes())) self.resize_(r.sizes());
+  copy_into(self, r, "addbmm_");
+  return self;
 }
 
 // Distances are computed directly (the library sums in double), also where

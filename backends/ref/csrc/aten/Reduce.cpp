@@ -1,4 +1,4 @@
-// Reductions: sum, mean, prod, amax/amin, any, var, max/min with indices,
+// Reductions: sum, mean, prod, amax/amin, any/all, var, max/min with indices,
 // argmax/argmin and cumsum. The glue resolves dims (at::dim_list_to_bitset,
 // maybe_wrap_dim), the result dtype (eager's rules: integral sums become
 // int64, mean needs a floating dtype), and lays the input out for the library
@@ -11,6 +11,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
+#include <cmath>
 #include <tuple>
 
 namespace opgen_ref {
@@ -208,6 +209,16 @@ at::Tensor any(const at::Tensor& self, int64_t dim, bool keepdim) {
   return any(self, at::IntArrayRef(at::maybe_wrap_dim(dim, self.dim())), keepdim);
 }
 
+// all: as any (bool results, uint8 inputs keep uint8).
+at::Tensor all(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  const auto t = self.scalar_type() == c10::kByte ? c10::kByte : c10::kBool;
+  return reduce(self, dims_mask(self, dim), keepdim, self.scalar_type(), t, refkAll, "all");
+}
+at::Tensor all(const at::Tensor& self) { return all(self, std::nullopt, false); }
+at::Tensor all(const at::Tensor& self, int64_t dim, bool keepdim) {
+  return all(self, at::IntArrayRef(at::maybe_wrap_dim(dim, self.dim())), keepdim);
+}
+
 at::Tensor var(const at::Tensor& self, at::OptionalIntArrayRef dim, bool unbiased, bool keepdim) {
   return var_impl(self, dim, unbiased ? 1.0 : 0.0, keepdim);
 }
@@ -227,6 +238,59 @@ at::Tensor argmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepd
 }
 at::Tensor argmin(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   return arg_impl(self, dim, keepdim, false, "argmin");
+}
+
+// Note [Histogram semantics] (RefKernels.h): floating inputs as eager CPU's
+// histc (its checks, texts and order: histogram_histc_out), integer inputs
+// as CUDA's (_histc_cuda: bounds truncated to integers, checked with CUDA's
+// texts), which eager CPU refuses and downstream code relies on.
+at::Tensor histc(const at::Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max) {
+  const c10::Device device = common_device({&self}, "histc");
+  const c10::DeviceGuard guard(device);
+  const c10::ScalarType dtype = self.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(dtype != c10::kBool, "\"histc\" not implemented for 'Bool'");
+  kernel_dtype(dtype, "histc");
+  const Mask all_dims = dims_mask(self, std::nullopt);
+  const auto extreme = [&](refkReduceOp op) {
+    return read_scalar(reduce(self, all_dims, false, dtype, dtype, op, "histc"));
+  };
+  refkScalar lo{}, hi{};
+  if (c10::isFloatingType(dtype)) {
+    TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
+    double l = min.toDouble(), h = max.toDouble();
+    if (l == h && self.numel() > 0) {
+      l = extreme(refkAmin).toDouble();
+      h = extreme(refkAmax).toDouble();
+    }
+    if (l == h) {
+      l -= 1;
+      h += 1;
+    }
+    TORCH_CHECK(!(std::isinf(l) || std::isinf(h) || std::isnan(l) || std::isnan(h)), "torch.histc: range of [", l,
+                ", ", h, "] is not finite");
+    TORCH_CHECK(l < h, "torch.histc: max must be larger than min");
+    lo.f = l;
+    hi.f = h;
+  } else {
+    TORCH_CHECK(bins > 0, "bins must be > 0");
+    int64_t l = min.toLong(), h = max.toLong();
+    if (l == h && self.numel() > 0) {
+      l = extreme(refkAmin).toLong();
+      h = extreme(refkAmax).toLong();
+    }
+    if (l == h) {
+      l -= 1;
+      h += 1;
+    }
+    TORCH_CHECK(l < h, "max must be larger than min");
+    lo.i = l;
+    hi.i = h;
+  }
+  at::Tensor out = empty({bins}, dtype, device);
+  const refkTensor o = describe(out, "histc"), i = describe(self, "histc");
+  const refkContext ctx = context();
+  check(refkHistc(&ctx, &o, &i, lo, hi), "histc");
+  return out;
 }
 
 at::Tensor cumsum(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {

@@ -526,4 +526,24 @@ at::Tensor select_scatter(const at::Tensor& self, const at::Tensor& src, int64_t
   return out;
 }
 
+// tril/triu: a contiguous result (as eager's structured kernels allocate
+// it), each element kept or zeroed by refkTriangle; any dtype.
+namespace {
+at::Tensor triangle(const at::Tensor& self, int64_t diagonal, bool upper, const char* name) {
+  TORCH_CHECK(self.dim() >= 2, name, ": input tensor must have at least 2 dimensions");
+  const c10::Device device = common_device({&self}, name);
+  const c10::DeviceGuard guard(device);
+  kernel_dtype(self.scalar_type(), name);
+  at::Tensor out = empty(self.sizes(), self.scalar_type(), device);
+  if (out.numel() == 0) return out;
+  const refkTensor o = describe(out, name), i = describe(self, name);
+  const refkContext ctx = context();
+  check(refkTriangle(&ctx, &o, &i, diagonal, upper ? 1 : 0), name);
+  return out;
+}
+}  // namespace
+
+at::Tensor tril(const at::Tensor& self, int64_t diagonal) { return triangle(self, diagonal, false, "tril"); }
+at::Tensor triu(const at::Tensor& self, int64_t diagonal) { return triangle(self, diagonal, true, "triu"); }
+
 }  // namespace opgen_ref

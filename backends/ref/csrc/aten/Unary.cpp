@@ -1,9 +1,12 @@
-// Unary pointwise operators: math, rounding, predicates and activations.
+// Unary pointwise operators: math, rounding, predicates and activations,
+// and the activations' gradients (refkUnaryBackward).
 // Each is one line over `unary`, which applies the operator's dtype rule
 // (Note [What the glue decides]) and calls refkUnary.
 #include "aten/Glue.h"
 
+#include <ATen/ExpandUtils.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/result_type.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
@@ -51,6 +54,30 @@ at::Tensor unary(const at::Tensor& self, refkUnaryOp op, Rule rule, const char* 
   const refkContext ctx = context();
   check(refkUnary(&ctx, op, &o, &i, &p), name);
   return out;
+}
+
+// The gradient of an activation (refkUnaryBackward): eager's binary-op
+// rules over grad and self (promotion, broadcasting), floating dtypes only.
+at::Tensor unary_backward(const at::Tensor& grad, const at::Tensor& self, refkUnaryOp op, const char* name,
+                          refkUnaryParams p = {}) {
+  const c10::Device device = common_device({&grad, &self}, name);
+  const c10::DeviceGuard guard(device);
+  const c10::ScalarType dtype = at::result_type(grad, self);
+  TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(dtype), "\"", name, "\" not implemented for '",
+                              c10::toString(dtype), "'");
+  kernel_dtype(dtype, name);
+  const auto shape = at::infer_size(grad.sizes(), self.sizes());
+  const at::Tensor g = to_dtype(grad, dtype, device, name), x = to_dtype(self, dtype, device, name);
+  at::Tensor out = empty(shape, dtype, device);
+  if (out.numel() == 0) return out;
+  const refkTensor o = describe(out, name), dg = describe_as(g, shape, name), dx = describe_as(x, shape, name);
+  const refkContext ctx = context();
+  check(refkUnaryBackward(&ctx, op, &o, &dg, &dx, &p), name);
+  return out;
+}
+
+refkUnaryParams softplus_params(const at::Scalar& beta, const at::Scalar& threshold) {
+  return {beta.toDouble(), threshold.toDouble(), 0, 0};
 }
 
 }  // namespace
@@ -123,6 +150,48 @@ at::Tensor hardtanh(const at::Tensor& self, const at::Scalar& min_val, const at:
 }
 at::Tensor leaky_relu(const at::Tensor& self, const at::Scalar& negative_slope) {
   return unary(self, refkLeakyRelu, Rule::FloatOnly, "leaky_relu_cpu", {negative_slope.toDouble(), 0, 0, 0});
+}
+
+
+// The activations eager models call directly (silu in LLaMA-style MLPs,
+// softplus and mish in state-space and conv models) and their gradients.
+at::Tensor silu(const at::Tensor& self) { return unary(self, refkSilu, Rule::FloatOnly, "silu_cpu"); }
+at::Tensor mish(const at::Tensor& self) { return unary(self, refkMish, Rule::FloatOnly, "mish_cpu"); }
+at::Tensor softplus(const at::Tensor& self, const at::Scalar& beta, const at::Scalar& threshold) {
+  return unary(self, refkSoftplus, Rule::FloatOnly, "softplus_cpu", softplus_params(beta, threshold));
+}
+at::Tensor hardsigmoid(const at::Tensor& self) {
+  return unary(self, refkHardsigmoid, Rule::FloatOnly, "hardsigmoid_cpu");
+}
+at::Tensor hardswish(const at::Tensor& self) { return unary(self, refkHardswish, Rule::FloatOnly, "hardswish_cpu"); }
+
+at::Tensor& silu_backward_out(const at::Tensor& grad_output, const at::Tensor& self, at::Tensor& grad_input) {
+  const at::Tensor r = unary_backward(grad_output, self, refkSilu, "silu_backward_cpu");
+  TORCH_CHECK(c10::canCast(r.scalar_type(), grad_input.scalar_type()), "result type ", r.scalar_type(),
+              " can't be cast to the desired output type ", grad_input.scalar_type());
+  resize_out(grad_input, r.sizes());
+  copy_into(grad_input, r, "silu_backward.grad_input");
+  return grad_input;
+}
+at::Tensor softplus_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Scalar& beta,
+                             const at::Scalar& threshold) {
+  return unary_backward(grad_output, self, refkSoftplus, "softplus_backward_cpu", softplus_params(beta, threshold));
+}
+at::Tensor hardsigmoid_backward(const at::Tensor& grad_output, const at::Tensor& self) {
+  return unary_backward(grad_output, self, refkHardsigmoid, "hardsigmoid_backward");
+}
+at::Tensor hardswish_backward(const at::Tensor& grad_output, const at::Tensor& self) {
+  return unary_backward(grad_output, self, refkHardswish, "hardswish_backward_cpu");
+}
+
+// Integers and bool are never infinite (the library answers false for them).
+at::Tensor isposinf(const at::Tensor& self) {
+  TORCH_CHECK(!c10::isComplexType(self.scalar_type()), "isposinf does not support complex inputs.");
+  return unary(self, refkIsPosInf, Rule::Predicate, "isposinf");
+}
+at::Tensor isneginf(const at::Tensor& self) {
+  TORCH_CHECK(!c10::isComplexType(self.scalar_type()), "isneginf does not support complex inputs.");
+  return unary(self, refkIsNegInf, Rule::Predicate, "isneginf");
 }
 
 }  // namespace opgen_ref

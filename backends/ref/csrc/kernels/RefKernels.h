@@ -116,6 +116,14 @@ typedef struct refkUnaryParams {
 refkStatus refkUnary(const refkContext* ctx, refkUnaryOp op, const refkTensor* out, const refkTensor* in,
                      const refkUnaryParams* params);
 
+// The gradient of refkUnary's activation `op` (refkSilu, refkMish,
+// refkSoftplus with refkUnary's params, refkHardsigmoid, refkHardswish):
+// grad_in = grad * d op(x) / dx, with ATen's CPU backward formulas
+// (common/Pointwise.h) in opmath. grad_in, grad and x of one floating dtype
+// and shape; another op is refkErrorNotImplemented.
+refkStatus refkUnaryBackward(const refkContext* ctx, refkUnaryOp op, const refkTensor* grad_in,
+                             const refkTensor* grad, const refkTensor* x, const refkUnaryParams* params);
+
 typedef enum refkBinaryOp {
   // same dtype in and out
   refkAdd,  // a + alpha * b
@@ -159,6 +167,23 @@ refkStatus refkArgReduce(const refkContext* ctx, int32_t is_max, const refkTenso
 
 // Inclusive cumulative sum along the trailing dim (out and in same shape).
 refkStatus refkCumsum(const refkContext* ctx, const refkTensor* out, const refkTensor* in);
+
+// Note [Histogram semantics]: counts of `in`'s elements in `out.sizes[0]`
+// equal bins over [lo, hi] (out 1-d, of in's dtype; the glue has resolved
+// the bounds: lo < hi, finite). An element x outside [lo, hi] (or NaN)
+// counts nowhere; bin = trunc((x - lo) * bins / (hi - lo)), the last bin
+// taking x == hi. How that is computed follows the device each dtype's
+// callers expect:
+// - floating dtypes as ATen's CPU histc (LINEAR_INTERPOLATION): lo.f and
+//   hi.f rounded to the dtype and every operation in the dtype itself
+//   (float16/bfloat16 round after each), counts exact (ATen's half counts
+//   saturate past 2048 per bin per thread; these do not);
+// - integer dtypes as ATen's CUDA histc (what transformers' MoE calls):
+//   lo.i and hi.i and the arithmetic in int64 (integer division), counts
+//   wrapping to the dtype as CUDA's atomic adds do.
+// bool is unsupported.
+refkStatus refkHistc(const refkContext* ctx, const refkTensor* out, const refkTensor* in, refkScalar lo,
+                     refkScalar hi);
 
 // Random numbers from a counter-based generator (Philox-4x32-10): element i
 // draws from counter (offset + i / 4 ... ), so a GPU thread per element
@@ -214,6 +239,13 @@ refkStatus refkPdist(const refkContext* ctx, const refkTensor* out, const refkTe
 // (cat, pad, flip, repeat, the scatters and the views need no call of their
 // own: they are refkCopy/refkFill over descriptors of slices, negative
 // strides and stride-0 dims, Note [Descriptor conventions].)
+
+// tril/triu: out[.., i, j] = in[.., i, j] where the element is on the kept
+// side of diagonal k (j - i <= k for the lower triangle, j - i >= k for the
+// upper one), else zero, over the trailing two dims (ndim >= 2). Any dtype,
+// out and in of one dtype and shape; out may be in (in place).
+refkStatus refkTriangle(const refkContext* ctx, const refkTensor* out, const refkTensor* in, int64_t diagonal,
+                        int32_t upper);
 
 // out[i] = start + i * step over a 1-d out, computed as ATen's CPU arange
 // does: in double for float32/float64, in float for float16/bfloat16

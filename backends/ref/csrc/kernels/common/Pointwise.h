@@ -330,7 +330,69 @@ REFK_HOST_DEVICE inline V gelu_tanh_backward(V g, V x) {
   return g * (left_derivative + right_derivative);
 }
 
+// The backwards of refkUnaryBackward's activations, as ATen's CPU kernels
+// write them (g the incoming gradient, x the forward's input).
+template <class V>
+REFK_HOST_DEVICE inline V silu_backward(V g, V x) {
+  const V s = V(1) / (V(1) + std::exp(-x));
+  return g * s * (V(1) + x * (V(1) - s));
+}
+template <class V>
+REFK_HOST_DEVICE inline V mish_backward(V g, V x) {
+  const V s = V(1) / (V(1) + std::exp(-x));
+  const V t = std::tanh(std::log1p(std::exp(x)));
+  return g * (t + x * s * (V(1) - t * t));
+}
+template <class V>
+REFK_HOST_DEVICE inline V softplus_backward(V g, V x, V beta, V threshold) {
+  const V z = std::exp(x * beta);
+  return x * beta > threshold ? g : g * z / (z + V(1));
+}
+// ATen's one_sixth is the float 1.0f / 6.0f in every dtype.
+template <class V>
+REFK_HOST_DEVICE inline V hardsigmoid_backward(V g, V x) {
+  return (x > V(-3) && x < V(3)) ? g * V(1.0f / 6.0f) : V(0);
+}
+// The scalar kernel's branches (a NaN input passes the gradient through).
+template <class V>
+REFK_HOST_DEVICE inline V hardswish_backward(V g, V x) {
+  if (x < V(-3)) return V(0);
+  if (x <= V(3)) return g * ((x / V(3)) + V(0.5));
+  return g;
+}
+
 }  // namespace scalar
+
+// tril/triu (refkTriangle): whether element (i, j) of a matrix is kept.
+REFK_HOST_DEVICE inline bool triangle_keeps(int64_t i, int64_t j, int64_t diagonal, bool upper) {
+  return upper ? j - i >= diagonal : j - i <= diagonal;
+}
+
+// Note [Histogram semantics] (RefKernels.h): the bin of one element, or -1
+// when it counts nowhere. Floating T: in the storage type, each operation
+// rounded to it (r), with lo and hi already of the dtype; integers: int64.
+namespace histc {
+
+template <class T>
+REFK_HOST_DEVICE inline int64_t floating_bin(T x, T lo, T hi, int64_t bins) {
+  using V = opmath_t<T>;
+  const auto r = [](V v) { return load(store<T>(v)); };
+  const V vx = load(x), vlo = load(lo), vhi = load(hi);
+  if (!(vx >= vlo && vx <= vhi)) return -1;
+  const V pos = r(r(r(vx - vlo) * r(static_cast<V>(bins))) / r(vhi - vlo));
+  int64_t b = static_cast<int64_t>(pos);
+  if (b == bins) b -= 1;
+  return b;
+}
+
+REFK_HOST_DEVICE inline int64_t integer_bin(int64_t x, int64_t lo, int64_t hi, int64_t bins) {
+  if (!(x >= lo && x <= hi)) return -1;
+  int64_t b = static_cast<int>((x - lo) * bins / (hi - lo));
+  if (b == bins) b -= 1;
+  return b;
+}
+
+}  // namespace histc
 
 // The optimizers' foreach ops (Note [Foreach calls] in RefKernels.h): one
 // element of out[k] = op(self[k], a[k], b[k], s) in opmath V, for storage

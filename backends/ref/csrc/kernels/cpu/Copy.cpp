@@ -143,6 +143,44 @@ refkStatus refkWhere(const refkContext* ctx, const refkTensor* out, const refkTe
   });
 }
 
+// Rows of the trailing dim, each element either copied or zeroed as bytes:
+// the same for every dtype (all-zero bytes are 0, 0.0 and false alike).
+refkStatus refkTriangle(const refkContext* ctx, const refkTensor* out, const refkTensor* in, int64_t diagonal,
+                        int32_t upper) {
+  return guarded("triangle", [&] {
+    if (auto s = check_shapes("triangle", {out, in})) return s;
+    if (out->ndim < 2) return fail(refkErrorInvalidValue, "triangle: operands need at least 2 dims");
+    if (out->dtype != in->dtype) return fail(refkErrorInvalidValue, "triangle: out and in must share one dtype");
+    const Access access({out, in});
+    const int nd = out->ndim;
+    const int64_t R = out->sizes[nd - 2], Cn = out->sizes[nd - 1];
+    int64_t rows = R;
+    for (int d = 0; d < nd - 2; ++d) rows *= out->sizes[d];
+    if (rows == 0 || Cn == 0) return refkSuccess;
+    const int64_t item = itemsize(out->dtype);
+    // The leading dims and the row dim as one descriptor per operand.
+    refkTensor ro = *out, ri = *in;
+    ro.ndim = ri.ndim = nd - 1;
+    const int64_t grain = std::max<int64_t>(1, kGrain / Cn);
+    parallel_for(rows, grain, ctx->num_threads, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t i = r % R;
+        char* po = static_cast<char*>(out->data) + offset_in(ro, r) * item;
+        const char* pi = static_cast<const char*>(in->data) + offset_in(ri, r) * item;
+        const int64_t so = out->strides[nd - 1] * item, si = in->strides[nd - 1] * item;
+        for (int64_t j = 0; j < Cn; ++j) {
+          if (triangle_keeps(i, j, diagonal, upper != 0)) {
+            if (po + j * so != pi + j * si) std::memcpy(po + j * so, pi + j * si, static_cast<size_t>(item));
+          } else {
+            std::memset(po + j * so, 0, static_cast<size_t>(item));
+          }
+        }
+      }
+    });
+    return refkSuccess;
+  });
+}
+
 refkStatus refkClamp(const refkContext* ctx, const refkTensor* out, const refkTensor* in, const refkTensor* lo,
                      const refkTensor* hi) {
   return guarded("clamp", [&] {

@@ -11,6 +11,7 @@
 // Floating inputs accumulate in double, integers in int64 (acc_t); the plan
 // and each op's accumulation are common/Reduce.h's, shared with the CUDA
 // library.
+#include "kernels/common/Pointwise.h"
 #include "kernels/common/Reduce.h"
 #include "kernels/cpu/Common.h"
 
@@ -250,3 +251,42 @@ refkStatus refkCumsum(const refkContext* ctx, const refkTensor* out, const refkT
 }
 
 }  // extern "C"
+
+// Note [Histogram semantics] (RefKernels.h): one pass in element order with
+// int64 counts, stored once in out's dtype.
+extern "C" refkStatus refkHistc(const refkContext* ctx, const refkTensor* out, const refkTensor* in, refkScalar lo,
+                                refkScalar hi) {
+  (void)ctx;
+  return guarded("histc", [&] {
+    if (out->ndim != 1 || out->sizes[0] < 1) return fail(refkErrorInvalidValue, "histc: out must be 1-d with bins");
+    if (out->dtype != in->dtype) return fail(refkErrorInvalidValue, "histc: out must have the input's dtype");
+    const Access access({out, in});
+    const int64_t bins = out->sizes[0];
+    int64_t n = 1;
+    for (int d = 0; d < in->ndim; ++d) n *= in->sizes[d];
+    return dispatch(in->dtype, [&](auto tag) -> refkStatus {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_same_v<T, bool>) {
+        return unsupported("histc", in->dtype);
+      } else {
+        std::vector<int64_t> counts(static_cast<size_t>(bins), 0);
+        [[maybe_unused]] const T tlo = store<T>(lo.f), thi = store<T>(hi.f);
+        for (int64_t k = 0; k < n; ++k) {
+          const T x = *data_at<T>(*in, offset_in(*in, k));
+          int64_t b;
+          if constexpr (is_floating_v<T>) {
+            b = histc::floating_bin(x, tlo, thi, bins);
+          } else {
+            b = histc::integer_bin(static_cast<int64_t>(x), lo.i, hi.i, bins);
+          }
+          if (b < 0) continue;
+          ++counts[static_cast<size_t>(b < bins ? b : bins - 1)];
+        }
+        for (int64_t b = 0; b < bins; ++b) {
+          *data_at_mut<T>(*out, b * out->strides[0]) = store<T>(counts[static_cast<size_t>(b)]);
+        }
+        return refkSuccess;
+      }
+    });
+  });
+}

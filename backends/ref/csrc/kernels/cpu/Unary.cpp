@@ -152,3 +152,52 @@ extern "C" refkStatus refkUnary(const refkContext* ctx, refkUnaryOp op, const re
     });
   });
 }
+
+namespace refk {
+namespace {
+
+template <class T>
+refkStatus unary_backward_typed(int threads, refkUnaryOp op, const refkTensor& grad_in, const refkTensor& grad,
+                                const refkTensor& x, const refkUnaryParams& p) {
+  using V = C<T>;
+  const refkTensor* ops[3] = {&grad_in, &grad, &x};
+  const Loop<3> loop(ops);
+  auto rows = [&](auto f) {
+    typed_rows<T, T, 2>(loop, threads, f);
+    return refkSuccess;
+  };
+  switch (op) {
+    case refkSilu: return rows([](V g, V v) { return scalar::silu_backward(g, v); });
+    case refkMish: return rows([](V g, V v) { return scalar::mish_backward(g, v); });
+    case refkSoftplus:
+      return rows([beta = V(p.p0), threshold = V(p.p1)](V g, V v) {
+        return scalar::softplus_backward(g, v, beta, threshold);
+      });
+    case refkHardsigmoid: return rows([](V g, V v) { return scalar::hardsigmoid_backward(g, v); });
+    case refkHardswish: return rows([](V g, V v) { return scalar::hardswish_backward(g, v); });
+    default: return fail(refkErrorNotImplemented, "unary backward: no gradient of this op");
+  }
+}
+
+}  // namespace
+}  // namespace refk
+
+extern "C" refkStatus refkUnaryBackward(const refkContext* ctx, refkUnaryOp op, const refkTensor* grad_in,
+                                        const refkTensor* grad, const refkTensor* x, const refkUnaryParams* params) {
+  return guarded("unary backward", [&] {
+    if (auto s = check_shapes("unary backward", {grad_in, grad, x})) return s;
+    if (grad_in->dtype != x->dtype || grad->dtype != x->dtype) {
+      return fail(refkErrorInvalidValue, "unary backward: operands must share one dtype");
+    }
+    const Access access({grad_in, grad, x});
+    const refkUnaryParams p = params ? *params : refkUnaryParams{0, 0, 0, 0};
+    return dispatch(x->dtype, [&](auto tag) -> refkStatus {
+      using T = typename decltype(tag)::type;
+      if constexpr (is_floating_v<T>) {
+        return unary_backward_typed<T>(ctx->num_threads, op, *grad_in, *grad, *x, p);
+      } else {
+        return unsupported("unary backward", x->dtype);
+      }
+    });
+  });
+}

@@ -40,6 +40,37 @@ struct ClampF {
   }
 };
 
+// One thread per element of a tril/triu: its matrix row and column from
+// the row-major index, the element copied or zeroed as bytes (any dtype).
+struct TriangleArgs {
+  refkTensor out, in;
+  int64_t diagonal;
+  bool upper;
+  int64_t item;
+};
+
+__device__ inline int64_t element_offset(const refkTensor& t, int64_t i) {
+  int64_t off = 0;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    off += (i % t.sizes[d]) * t.strides[d];
+    i /= t.sizes[d];
+  }
+  return off;
+}
+
+__global__ void triangle_kernel(TriangleArgs a, int64_t n) {
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  const int nd = a.out.ndim;
+  const int64_t cols = a.out.sizes[nd - 1], rows = a.out.sizes[nd - 2];
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += step) {
+    const int64_t j = k % cols, i = (k / cols) % rows;
+    char* po = static_cast<char*>(a.out.data) + element_offset(a.out, k) * a.item;
+    const char* pi = static_cast<const char*>(a.in.data) + element_offset(a.in, k) * a.item;
+    const bool keep = refk::triangle_keeps(i, j, a.diagonal, a.upper);
+    for (int64_t b = 0; b < a.item; ++b) po[b] = keep ? pi[b] : 0;
+  }
+}
+
 }  // namespace
 }  // namespace refkc
 
@@ -103,6 +134,19 @@ refkStatus refkClamp(const refkContext* ctx, const refkTensor* out, const refkTe
     using T = typename decltype(tag)::type;
     return typed<T, T, 3>("clamp", ctx, ops, ClampF<T>{has_lo, has_hi});
   });
+}
+
+refkStatus refkTriangle(const refkContext* ctx, const refkTensor* out, const refkTensor* in, int64_t diagonal,
+                        int32_t upper) {
+  if (auto s = check_shapes("triangle", {out, in})) return s;
+  if (out->ndim < 2) return fail(refkErrorInvalidValue, "triangle: operands need at least 2 dims");
+  if (out->dtype != in->dtype) return fail(refkErrorInvalidValue, "triangle: out and in must share one dtype");
+  int64_t n = 1;
+  for (int d = 0; d < out->ndim; ++d) n *= out->sizes[d];
+  if (n == 0) return refkSuccess;
+  const TriangleArgs a{*out, *in, diagonal, upper != 0, itemsize(out->dtype)};
+  triangle_kernel<<<blocks_for(n), 256, 0, stream_of(ctx)>>>(a, n);
+  return launched("triangle");
 }
 
 }  // extern "C"

@@ -56,6 +56,13 @@ refkStatus refkEmbeddingBag(const refkContext*, const refkTensor*, const refkTen
 }
 
 
+// Histograms count with atomic adds into the output's dtype (ATen's CUDA
+// histc: gpuAtomicAdd, emulated by compare-and-swap for the 8- and 16-bit
+// integers); that atomic layer is not written yet.
+refkStatus refkHistc(const refkContext*, const refkTensor*, const refkTensor*, refkScalar, refkScalar) {
+  return not_implemented("refkHistc");
+}
+
 refkStatus refkRmsNorm(const refkContext*, const refkTensor*, const refkTensor*, const refkTensor*, double) {
   return not_implemented("refkRmsNorm");
 }

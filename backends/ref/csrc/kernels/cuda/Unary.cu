@@ -114,6 +114,26 @@ struct Same {
   }
 };
 
+template <class T>
+struct Backward {
+  refkUnaryOp op;
+  refkUnaryParams p;
+  __device__ opmath_t<T> operator()(opmath_t<T> g, opmath_t<T> x) const {
+    using V = opmath_t<T>;
+    switch (op) {
+      case refkSilu: return scalar::silu_backward(g, x);
+      case refkMish: return scalar::mish_backward(g, x);
+      case refkSoftplus: return scalar::softplus_backward(g, x, V(p.p0), V(p.p1));
+      case refkHardsigmoid: return scalar::hardsigmoid_backward(g, x);
+      default: return scalar::hardswish_backward(g, x);
+    }
+  }
+};
+
+bool has_backward(refkUnaryOp op) {
+  return op == refkSilu || op == refkMish || op == refkSoftplus || op == refkHardsigmoid || op == refkHardswish;
+}
+
 bool is_predicate(refkUnaryOp op) {
   switch (op) {
     case refkIsNan:
@@ -180,5 +200,20 @@ extern "C" refkStatus refkUnary(const refkContext* ctx, refkUnaryOp op, const re
     using T = typename decltype(tag)::type;
     if (is_predicate(op)) return typed<bool, T, 1>("unary", ctx, ops, Predicate<T>{op});
     return typed<T, T, 1>("unary", ctx, ops, Same<T>{op, p});
+  });
+}
+
+extern "C" refkStatus refkUnaryBackward(const refkContext* ctx, refkUnaryOp op, const refkTensor* grad_in,
+                                        const refkTensor* grad, const refkTensor* x, const refkUnaryParams* params) {
+  if (auto s = check_shapes("unary backward", {grad_in, grad, x})) return s;
+  if (!has_backward(op)) return fail(refkErrorNotImplemented, "unary backward: no gradient of this op");
+  if (grad_in->dtype != x->dtype || grad->dtype != x->dtype) {
+    return fail(refkErrorInvalidValue, "unary backward: operands must share one dtype");
+  }
+  const refkUnaryParams p = params ? *params : refkUnaryParams{0, 0, 0, 0};
+  const refkTensor* ops[3] = {grad_in, grad, x};
+  return dispatch_floating("unary backward", x->dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return typed<T, T, 2>("unary backward", ctx, ops, Backward<T>{op, p});
   });
 }
