@@ -29,6 +29,7 @@ import ast
 import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -240,6 +241,11 @@ def _last_error(log: str) -> str:
             at = line.find(marker)
             if at >= 0:  # after pytest's progress dots, when there are any
                 return line[at : at + 300]
+    # pytest's own failure (exit 3: the plugin could not import the device package, ...)
+    for line in reversed(lines):
+        text = line.removeprefix("INTERNALERROR>").strip()
+        if re.match(r"^[\w.]*(Error|Exception)\b", text):
+            return text[:300]
     return ""
 
 

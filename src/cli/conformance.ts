@@ -38,7 +38,7 @@ function collect(v: string, prev: string[] = []): string[] {
 }
 
 /** `test --upstream`: PyTorch's test files on the device (src/conformance/upstream.ts). */
-async function upstreamAction(dir: string, f: TestFlags): Promise<void> {
+async function upstreamAction(dir: string, f: TestFlags, timeoutGiven: boolean): Promise<void> {
   const other = (
     [
       ["--ops", f.ops],
@@ -55,7 +55,7 @@ async function upstreamAction(dir: string, f: TestFlags): Promise<void> {
       `--upstream runs PyTorch's test files; ${other.map(([k]) => k).join(", ")} select operators (run them without --upstream)`,
     );
   }
-  const { runUpstream } = await import("../conformance/upstream.js");
+  const { runUpstream, UPSTREAM_TIMEOUT_S } = await import("../conformance/upstream.js");
   const { report } = await runUpstream({
     projectDir: dir,
     python: f.python,
@@ -65,7 +65,7 @@ async function upstreamAction(dir: string, f: TestFlags): Promise<void> {
     strict: Boolean(f.strict),
     updateExpectations: Boolean(f.updateExpectations),
     ...(f.shard ? { shard: parseShard(f.shard) } : {}),
-    timeoutS: f.timeout,
+    timeoutS: timeoutGiven ? f.timeout : UPSTREAM_TIMEOUT_S,
     expectations: f.expectations,
     results: f.results,
     cacheDir: f.cacheDir,
@@ -160,7 +160,7 @@ export function registerConformanceCommands(program: Command): void {
     )
     .option(
       "--timeout <s>",
-      "seconds one sample may take before it counts as a hang",
+      "seconds one sample (with --upstream: one test, default 300) may take before it counts as a hang",
       int("--timeout", 1),
       RUN_CONFIG_DEFAULTS.timeout_s,
     )
@@ -184,9 +184,9 @@ export function registerConformanceCommands(program: Command): void {
     .option("--markdown <file>", "write the Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)")
     .option("-q, --quiet", "no progress and no terminal summary")
     .option("--no-fail-on-problems", "exit 0 even when checks fail")
-    .action(async (dir: string, f: TestFlags) => {
+    .action(async (dir: string, f: TestFlags, cmd: Command) => {
       if (f.upstream !== undefined || f.upstreamDir !== undefined) {
-        await upstreamAction(dir, f);
+        await upstreamAction(dir, f, cmd.getOptionValueSource("timeout") !== "default");
         return;
       }
       for (const [flag, on] of [

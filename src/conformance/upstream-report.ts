@@ -222,7 +222,7 @@ export function countsLine(c: UpstreamCounts): string {
   ];
   const rest = parts.filter(([k]) => k > 0).map(([k, s]) => `${k} ${s}`);
   const fb = c.used_fallback ? `; ${c.used_fallback} ran some operator on CPU` : "";
-  return `${c.tests} tests: ${[`${c.passed} passed`, ...rest].join(", ")}${fb}`;
+  return `${c.tests} test${c.tests === 1 ? "" : "s"}: ${[`${c.passed} passed`, ...rest].join(", ")}${fb}`;
 }
 
 function what(u: UpstreamReport): string {
@@ -314,7 +314,7 @@ export function upstreamHtml(
         const id = r.op.slice(UPSTREAM_PREFIX.length);
         const ops = fb.get(id);
         o.push(
-          `<tr class="upstream-test" data-status="${r.status}" data-test="${esc(id)}"><td style="background:${color(r.status)};color:#fff">${r.status === "warn" ? "passed on CPU" : r.status}</td>` +
+          `<tr class="upstream-test" data-status="${r.status}" data-test="${esc(id)}"><td style="background:${color(r.status)};color:${r.status === "warn" || r.status === "skip" ? "#1f2328" : "#fff"}">${r.status === "warn" ? "passed on CPU" : r.status}</td>` +
             `<td><code>${esc(id)}</code></td><td class="msg">${esc(r.message)}</td><td class="msg">${ops ? esc(fallbackText(ops.ops)) : "—"}</td></tr>`,
         );
       }

@@ -43,6 +43,9 @@ import {
   upstreamSection,
 } from "./upstream-report.js";
 
+/** Seconds one upstream test may take when --timeout is not given (a test runs many ops; a sample runs one). */
+export const UPSTREAM_TIMEOUT_S = 300;
+
 export const DEFAULT_UPSTREAM_URL = "https://raw.githubusercontent.com/pytorch/pytorch";
 
 /**
