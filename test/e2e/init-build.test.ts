@@ -8,13 +8,19 @@
  * by every `import torch` of that interpreter.
  *
  * Compiling is slow, so the project is built once (beforeAll) and every check
- * reads the JSON report of one Python run.
+ * reads the JSON report of one Python run. The last block grows that same
+ * project with `coverage --model --add` and `gen --stubs` and rebuilds it
+ * incrementally, rather than building a second project.
  */
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadBackendYaml } from "../../src/backend/load.js";
+import { addMissing, runModelCoverage } from "../../src/conformance/modelcoverage.js";
+import { computeModelCoverage } from "../../src/dest/coverage.js";
+import { runGen } from "../../src/pipeline/gen.js";
 import { type BuildResult, build } from "../../src/scaffold/build.js";
 import { init } from "../../src/scaffold/init.js";
 import { discoverTorch } from "../../src/torch/discover.js";
@@ -445,4 +451,85 @@ describe("build: generated code and incremental rebuilds", () => {
       rmSync(extra);
     }
   }, 600_000);
+});
+
+// Last, as it changes the project: what `coverage --model`, `--add` and
+// `gen --stubs` do to a starter, through the functions those commands call.
+describe("coverage --model -> --add -> gen --stubs -> build (issue 23)", () => {
+  const model = path.resolve(import.meta.dirname, "../fixtures/models/coverage.py");
+
+  it("lists the model's overloads the starter lacks; after --add and gen --stubs the project builds and registers them", async () => {
+    const yamlPath = path.join(project, "backend.yaml");
+    const before = readFileSync(yamlPath, "utf8");
+    const { config, catalog, models, report } = await runModelCoverage({ yamlPath, models: [model], python });
+    // The starter lists add, mm, mul, sum, relu and its runtime; the model needs more.
+    const starter = new Set(config.supported.map((e) => e.name));
+    expect(report.missing).toEqual(expect.arrayContaining(["addmm", "logit", "logit_backward", "silu", "tril"]));
+    for (const n of report.missing) expect(starter.has(n), n).toBe(false);
+    expect(report.ops.find((o) => o.name === "mm")).toMatchObject({ fate: "listed" });
+
+    const added = addMissing(config, catalog, report, "--model coverage.py");
+    expect(added.names).toEqual(report.missing);
+    const after = readFileSync(yamlPath, "utf8").split("\n");
+    // Only lines were inserted: the comment and one `  - name` per overload.
+    const inserted = after.slice(added.line - 2, added.line - 1 + added.names.length);
+    expect(inserted).toEqual([
+      expect.stringMatching(/^ {2}# \d+ overloads added by/),
+      ...added.names.map((n) => `  - ${n}`),
+    ]);
+    expect([...after.slice(0, added.line - 2), ...after.slice(added.line - 1 + added.names.length)].join("\n")).toBe(
+      before,
+    );
+    const reloaded = loadBackendYaml(yamlPath, catalog);
+    expect(
+      computeModelCoverage(
+        reloaded,
+        catalog,
+        models.flatMap((m) => m.cases),
+      ).missing,
+    ).toEqual([]);
+
+    // The reference glue init copied defines all but logit's kernels.
+    const g = await runGen({
+      yamlPath,
+      outDir: path.join(project, "csrc", "generated"),
+      python,
+      stubsDir: path.join(project, "csrc", "aten"),
+    });
+    const stubs = (g.stubs?.files ?? []).filter((f) => f.status === "created").map((f) => f.path);
+    expect(stubs).toEqual(["logit.cpp", "logit_backward.cpp"]);
+
+    const rebuilt = await build(project, { python, jobs: 2, werror: true, target: site, log: () => {} });
+    expect(rebuilt.compiled).toEqual(expect.arrayContaining(["csrc/aten/logit.cpp", "csrc/aten/logit_backward.cpp"]));
+    const r = await runPy(`
+import json, torch, warnings
+import ${PKG} as pkg
+warnings.simplefilter("ignore")
+R = {"registered": {n: torch._C._dispatch_has_kernel_for_dispatch_key("aten::" + n, "PrivateUse1") for n in ${JSON.stringify(added.names)}}}
+x = torch.rand(3, 5) * 0.8 + 0.1
+d = x.to("${DEV}")
+pkg.reset_fallback_counts()
+R["native"] = {
+    "silu": torch.allclose(torch.nn.functional.silu(d).cpu(), torch.nn.functional.silu(x)),
+    "tril": torch.equal(torch.tril(d).cpu(), torch.tril(x)),
+    "softplus": torch.allclose(torch.nn.functional.softplus(d).cpu(), torch.nn.functional.softplus(x)),
+}
+R["fallbacks"] = pkg.fallback_counts()
+try:
+    torch.logit(d)
+    R["stub"] = "no error"
+except NotImplementedError as e:
+    R["stub"] = str(e).splitlines()[0]
+print("@@RESULT@@" + json.dumps(R))
+`);
+    const line = String(r.all)
+      .split("\n")
+      .find((l) => l.startsWith("@@RESULT@@"));
+    expect(line, String(r.all)).toBeDefined();
+    const R = JSON.parse(line!.slice("@@RESULT@@".length));
+    expect(R.registered).toEqual(Object.fromEntries(added.names.map((n) => [n, true])));
+    expect(R.native).toEqual({ silu: true, tril: true, softplus: true });
+    expect(R.fallbacks).toEqual({});
+    expect(R.stub).toBe(`logit is not implemented for ${DEV} yet (kernel stub written by opgen-backend)`);
+  }, 900_000);
 });
