@@ -62,12 +62,22 @@ def load(file: str) -> dict[str, Callable[[], dict]]:
     sys.modules[name] = mod
     try:
         spec.loader.exec_module(mod)
+    except SyntaxError as e:
+        raise ModelFileError(f"{file}:{e.lineno or 1}:{e.offset or 1}: {e.msg}") from None
     except Exception as e:
-        raise ModelFileError(f"{file}: importing it raised {type(e).__name__}: {e}") from None
+        raise ModelFileError(f"{where_in(file, e)}: importing it raised {type(e).__name__}: {e}") from None
     cases = getattr(mod, "CASES", None)
     if not isinstance(cases, dict) or not all(isinstance(k, str) and callable(v) for k, v in cases.items()):
         raise ModelFileError(f"{file}: defines no CASES dict of name -> builder (Note [Model case])")
     return cases
+
+
+def where_in(file: str, e: BaseException) -> str:
+    """``file:line:1`` of the innermost frame of ``e`` in ``file`` (``file`` when none is)."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.abspath(f.filename) == file]
+    return f"{file}:{frames[-1].lineno}:1" if frames else file
 
 
 def select(file: str, globs: list[str]) -> list[str]:
@@ -90,7 +100,10 @@ def build(file: str, name: str) -> dict[str, Any]:
 
     builder = load(file)[name]
     torch.manual_seed(0)
-    spec = builder()
+    try:
+        spec = builder()
+    except Exception as e:
+        raise ModelFileError(f"{where_in(file, e)}: case {name}: its builder raised {type(e).__name__}: {e}") from None
     where = f"{file}: case {name}"
     if not isinstance(spec, dict):
         raise ModelFileError(f"{where}: the builder returned {type(spec).__name__}, not a dict (Note [Model case])")

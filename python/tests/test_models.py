@@ -93,6 +93,19 @@ class ModelFiles(unittest.TestCase):
         with self.assertRaises(ModelFileError):  # the worker reports it as the case's errors check
             run("broken")
 
+    def test_errors_in_a_model_file_name_its_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            syn = os.path.join(d, "syn.py")
+            with open(syn, "w") as f:
+                f.write("import torch\nCASES = {\n")
+            with self.assertRaisesRegex(ModelFileError, r"syn\.py:2:9: '\{' was never closed"):
+                select(syn, [])
+            bad = os.path.join(d, "bad.py")
+            with open(bad, "w") as f:
+                f.write("def b():\n    return 1 / 0\n\nCASES = {'b': b}\n")
+            with self.assertRaisesRegex(ModelFileError, r"bad\.py:2:1: case b: its builder raised ZeroDivisionError"):
+                build(bad, "b")
+
     def test_a_file_without_cases(self):
         with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
             f.write("X = 1\n")
