@@ -6,12 +6,15 @@
  * reason (its target is empty). Also: the CPU driver's protected device
  * memory makes host code that reads a device pointer fault.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseReport } from "../../src/conformance/aggregate.js";
+import type { Report } from "../../src/conformance/types.js";
 import { dumpDom } from "../helpers/chromium.js";
 
 const ROOT = path.resolve(__dirname, "..", "..");
@@ -250,4 +253,220 @@ describe("backends/ref, real models (issue 23)", () => {
     expect(replay.exitCode, replay.all).toBe(1);
     expect(replay.stdout).toMatch(/^fail: less accurate than eager CPU/);
   }, 600_000);
+});
+
+describe("backends/ref, PyTorch's own tests (test --upstream, issue 24)", () => {
+  // The fixture files (test/fixtures/upstream/test/, in upstream's style) from a
+  // local server standing in for raw.githubusercontent.com: nothing is fetched
+  // from outside. The server counts what it is asked for.
+  const fixtures = path.join(ROOT, "test", "fixtures", "upstream");
+  const asked: string[] = [];
+  let server: Server;
+  let base = "";
+  const upstreamCache = path.join(work, "upstream-cache");
+  const upstream = (args: string[], env: Record<string, string> = {}) =>
+    cli(["test", project, "--python", python, "--cache-dir", cacheDir, "--upstream", ...args], {
+      PYTHONPATH: site,
+      OPGEN_UPSTREAM_URL: base,
+      OPGEN_CACHE_DIR: upstreamCache,
+      ...env,
+    });
+  const byTest = (rep: Report) =>
+    Object.fromEntries(
+      rep.results
+        .filter((x) => x.op.startsWith("upstream:"))
+        .map((x) => [x.op.slice("upstream:".length).replace(/^.*::/, ""), x]),
+    );
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      // /<commit>/test/<file>
+      const m = /^\/([0-9a-f]{40})\/(test\/[\w./-]+)$/.exec(req.url ?? "");
+      asked.push(req.url ?? "");
+      const file = m ? path.join(fixtures, m[2]!) : "";
+      if (!m || !existsSync(file)) {
+        res.writeHead(404).end("not found");
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/plain" }).end(readFileSync(file));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it("fetches the files and their sibling imports, runs them on the device, isolates a crash and a hang, and reports each file", async () => {
+    const out = {
+      json: path.join(work, "up.json"),
+      junit: path.join(work, "up.xml"),
+      html: path.join(work, "up.html"),
+      markdown: path.join(work, "up.md"),
+    };
+    const r = await upstream(
+      [
+        "test_fixture_basic.py,test_fixture_ops.py::TestFixtureOps,test_fixture_missing.py",
+        "--timeout",
+        "20",
+        "--results",
+        path.join(work, "up.jsonl"),
+        ...Object.entries(out).flatMap(([k, v]) => [`--${k}`, v]),
+      ],
+      { FIXTURE_HANG: "1" },
+    );
+    const all = String(r.all);
+    expect(r.exitCode, all.slice(-3000)).toBe(1);
+    // fetched at torch's own commit, with the sibling helper; the missing one asked for and said
+    const commit = (await py("import torch; print(torch.version.git_version)")).stdout.trim();
+    expect(asked.sort()).toEqual(
+      [
+        "fixture_absent.py",
+        "fixture_common.py",
+        "test_fixture_basic.py",
+        "test_fixture_missing.py",
+        "test_fixture_ops.py",
+      ].map((f) => `/${commit}/test/${f}`),
+    );
+    expect(existsSync(path.join(upstreamCache, "upstream", String(commit), "test", "fixture_common.py"))).toBe(true);
+    const rep = parseReport(readFileSync(out.json, "utf8"), "up.json");
+    const t = byTest(rep);
+    // device selection through torch's switch: only the PrivateUse1 classes, named for the device
+    const ids = rep.results.filter((x) => x.op.includes("::")).map((x) => x.op);
+    expect(ids.length).toBeGreaterThanOrEqual(14);
+    for (const id of ids) expect(id).toMatch(/::Test\w+PRIVATEUSE1::test_\w+_refdev(_float32|_int64)?$/);
+    expect(ids.some((id) => id.includes("TestFixtureOther"))).toBe(false); // ::TestFixtureOps only
+    expect(t.test_add_refdev_float32?.status).toBe("pass");
+    expect(t.test_add_refdev_int64?.status).toBe("pass");
+    expect(t.test_transpose_is_view_refdev?.status).toBe("pass");
+    // @onlyNativeDeviceTypes runs: the device package is imported before
+    // torch.testing._internal, whose NATIVE_DEVICES names the PrivateUse1 backend
+    expect(t.test_native_only_refdev?.status).toBe("pass");
+    expect(t.test_cpu_only_refdev?.status).toBe("skip");
+    expect(t.test_wrong_on_purpose_refdev?.status).toBe("fail");
+    expect(t.test_wrong_on_purpose_refdev?.message).toMatch(/^AssertionError: Scalars are not/);
+    // the crash is the test's, and the rest of the file ran after it
+    expect(t.test_crashes_the_process_refdev?.status).toBe("crash");
+    expect(t.test_crashes_the_process_refdev?.message).toMatch(
+      /died \(SIGSEGV\).*Fatal Python error: Segmentation fault/,
+    );
+    expect(t.test_zz_after_the_crash_refdev?.status).toBe("pass");
+    expect(t.test_hangs_refdev?.status).toBe("timeout");
+    // fallback accounting: the op under test on CPU is no pass; another op on CPU is recorded
+    expect(t.test_special_airy_ai_refdev?.status).toBe("warn");
+    expect(t.test_special_airy_ai_refdev?.message).toMatch(/^passed on CPU: .*aten::special_airy_ai\.out \(1\)$/);
+    expect(t.test_sum_after_airy_refdev?.status).toBe("pass");
+    expect(t.test_compare_cpu_abs_refdev_float32?.status).toBe("pass");
+    expect(t.test_compare_cpu_neg_refdev_float32?.status).toBe("pass");
+    expect(t.test_compare_cpu_special_airy_ai_refdev_float32?.status).toBe("warn");
+    const files = Object.fromEntries((rep.upstream?.files ?? []).map((f) => [f.file, f]));
+    const basic = files["test_fixture_basic.py"]!;
+    expect(basic.counts).toMatchObject({
+      passed: 6,
+      passed_on_cpu: 1,
+      failed: 1,
+      crashed: 1,
+      timed_out: 1,
+      skipped: 1,
+    });
+    expect(basic.counts.used_fallback).toBe(2);
+    expect(basic.processes).toBe(3); // the first run, after the crash, after the hang
+    expect(basic.fallback.find((f) => f.id.endsWith("test_sum_after_airy_refdev"))?.under_test).toEqual([]);
+    expect(files["test_fixture_ops.py"]?.classes).toEqual(["TestFixtureOps"]);
+    expect(files["test_fixture_missing.py"]?.errors.join("\n")).toMatch(/imports fixture_absent: not installed here/);
+    expect(t["test_fixture_missing.py"]?.status).toBe("fail");
+    expect(t["test_fixture_missing.py"]?.message).toMatch(/cannot collect: .*No module named 'fixture_absent'/);
+    // every report has it
+    expect(readFileSync(out.markdown, "utf8")).toMatch(
+      /\*\*Upstream tests:\*\* PyTorch's tests at [0-9a-f]{12} \(http/,
+    );
+    expect(readFileSync(out.markdown, "utf8")).toContain("| `test_fixture_ops.py::TestFixtureOps` | 3 | 2 | 1 |");
+    const junit = readFileSync(out.junit, "utf8");
+    expect(junit).toMatch(
+      /<testcase classname="upstream:test_fixture_basic.py::TestFixtureBasicPRIVATEUSE1::test_crashes_the_process_refdev" name="-.test"><error type="CRASH"/,
+    );
+    const dom = await dumpDom(`file://${out.html}`);
+    expect(dom).toContain('<h2 id="upstream">Upstream tests (3 files)</h2>');
+    expect(dom).toMatch(
+      /<tr class="upstream-test" data-status="warn" data-test="test_fixture_basic.py::TestFixtureBasicPRIVATEUSE1::test_special_airy_ai_refdev"><td[^>]*>passed on CPU<\/td>/,
+    );
+    // progress on stderr, without colour here
+    expect(all).toContain("upstream: [1/3] test_fixture_basic.py:");
+    expect(all).toMatch(/^CRASH test_fixture_basic.py::\S+test_crashes_the_process_refdev: /m);
+    expect(all).not.toContain("\u001b[");
+  }, 900_000);
+
+  it("a second run fetches nothing; --update-expectations adds what fails, keeps what a person wrote, and the run goes green", async () => {
+    const n = asked.length;
+    const exp = path.join(work, "up-expectations.yaml");
+    const mine =
+      '# written by a person\nexpectations:\n  - test: "*::test_wrong_on_purpose_*"\n    reason: "eager-cpu: the fixture asserts a wrong sum"\n';
+    writeFileSync(exp, mine);
+    const args = ["test_fixture_basic.py,test_fixture_missing.py", "--timeout", "20", "--expectations", exp];
+    const json = path.join(work, "up2.json");
+    const r = await upstream(
+      [...args, "--update-expectations", "--json", json, "--results", path.join(work, "up2.jsonl")],
+      {
+        FIXTURE_HANG: "1",
+      },
+    );
+    expect(r.exitCode, String(r.all).slice(-3000)).toBe(0);
+    expect(asked.length).toBe(n); // all from the cache, the absent helper too
+    expect(String(r.all)).toContain("files from the cache");
+    const text = readFileSync(exp, "utf8");
+    expect(text.startsWith(mine)).toBe(true);
+    const added = text.slice(mine.length);
+    expect(added).toMatch(
+      /test: "test_fixture_basic.py::TestFixtureBasicPRIVATEUSE1::test_crashes_the_process_refdev", reason: "crash: the test process died \(SIGSEGV\)/,
+    );
+    expect(added).toMatch(/test_hangs_refdev", reason: "timeout: ran over 20 s/);
+    expect(added).toMatch(/test: "test_fixture_missing.py", reason: "fail: cannot collect: /);
+    expect(added).not.toContain("test_wrong_on_purpose");
+    const rep = parseReport(readFileSync(json, "utf8"), "up2.json");
+    const t = byTest(rep);
+    expect(t.test_wrong_on_purpose_refdev?.status).toBe("xfail");
+    expect(t.test_crashes_the_process_refdev?.status).toBe("xfail");
+    // nothing new to add the next time
+    const again = await upstream([...args, "--update-expectations", "--results", path.join(work, "up3.jsonl")], {
+      FIXTURE_HANG: "1",
+    });
+    expect(again.exitCode, String(again.all).slice(-2000)).toBe(0);
+    expect(readFileSync(exp, "utf8")).toBe(text);
+  }, 900_000);
+
+  it("--strict fails any test that ran on the CPU fallback; --shard splits a file's tests", async () => {
+    const json = path.join(work, "strict.json");
+    const r = await upstream([
+      "test_fixture_basic.py",
+      "--strict",
+      "--json",
+      json,
+      "--results",
+      path.join(work, "s.jsonl"),
+    ]);
+    expect(r.exitCode).toBe(1);
+    const t = byTest(parseReport(readFileSync(json, "utf8"), "strict.json"));
+    expect(t.test_sum_after_airy_refdev?.status).toBe("fail");
+    expect(t.test_sum_after_airy_refdev?.message).toMatch(
+      /^ran on the CPU fallback \(--strict\): aten::special_airy_ai/,
+    );
+    expect(t.test_special_airy_ai_refdev?.status).toBe("fail");
+    expect(t.test_hangs_refdev?.status).toBe("pass"); // FIXTURE_HANG unset
+    const shard = async (i: number) => {
+      const j = path.join(work, `shard${i}.json`);
+      await upstream([
+        "test_fixture_ops.py",
+        "--shard",
+        `${i}/2`,
+        "--json",
+        j,
+        "--results",
+        path.join(work, `sh${i}.jsonl`),
+      ]);
+      return parseReport(readFileSync(j, "utf8"), j)
+        .results.filter((x) => x.op.includes("::"))
+        .map((x) => x.op);
+    };
+    const [a, b] = [await shard(1), await shard(2)];
+    expect(a.filter((x) => b.includes(x))).toEqual([]);
+    expect([...a, ...b].sort()).toHaveLength(4); // 3 OpInfo tests + TestFixtureOther's one
+  }, 900_000);
 });
