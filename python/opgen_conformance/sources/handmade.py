@@ -2,9 +2,9 @@
 overloads whose arguments relate in ways neither OpInfo (no sample reaches
 them, even deep) nor the schema (its uniform shapes make only invalid calls)
 covers -- the fused recurrent cells, col2im, embedding_bag, the FFT
-primitives, the fused attention, list-of-scalars foreach ops and
-view_as_real. Floating dtypes only, where eager CPU takes them; an overload
-with a hand-made entry gets no schema samples.
+primitives, the fused attention, list-of-scalars foreach ops, view_as_real
+and weight norm's fused interface. Floating dtypes only, where eager CPU
+takes them; an overload with a hand-made entry gets no schema samples.
 
 The ill-conditioned samples of the norms and the variance (Note
 [Ill-conditioned samples]) are hand-made too, and come in addition to the
@@ -132,6 +132,34 @@ def _fft_c2r(dt: torch.dtype) -> list[tuple[tuple, str]]:
     ]
 
 
+# Weight norm's fused interface takes v with g (and the saved norms) of one
+# element per index along dim, which must be v's first or last: the
+# schema's uniform shapes make only invalid calls, and its empty ones crash
+# eager CPU (a division by zero in its kernel). Contiguous v only, as
+# _weight_norm passes it (eager's kernel reads v's memory as contiguous);
+# the backward gets eager's own norms for v and g.
+def _weight_norm_cases(dt: torch.dtype) -> list[tuple[torch.Tensor, torch.Tensor, int, str]]:
+    return [
+        (random_tensor((6, 3, 5), dt), random_tensor((6, 1, 1), dt), 0, "weight-norm-dim0"),
+        (random_tensor((6, 3, 5), dt), random_tensor((1, 1, 5), dt), 2, "weight-norm-last"),
+        (random_tensor((4, 7), dt), random_tensor((7,), dt), 1, "weight-norm-last-1d-g"),
+        (random_tensor((5,), dt), random_tensor((5,), dt), 0, "weight-norm-vector"),
+        (random_tensor((4, 0, 3), dt), random_tensor((4, 1, 1), dt), 0, "weight-norm-empty"),
+    ]
+
+
+def _weight_norm(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    return [((v, g, dim), variant) for v, g, dim, variant in _weight_norm_cases(dt)]
+
+
+def _weight_norm_backward(dt: torch.dtype) -> list[tuple[tuple, str]]:
+    found = []
+    for v, g, dim, variant in _weight_norm_cases(dt):
+        norms = torch.ops.aten._weight_norm_interface(v, g, dim)[1]
+        found.append(((random_tensor(tuple(v.shape), dt), v, g, norms, dim), variant))
+    return found
+
+
 # The fused attention (eager CPU's reference: references.py's): q (B, H, L, E),
 # k (B, H, S, E), v (B, H, S, Ev) with L != S and E != Ev, a bias that
 # broadcasts, the causal mask, strided inputs; the backward gets the
@@ -217,6 +245,8 @@ _HANDMADE: dict[str, Callable[[torch.dtype], list[tuple[tuple, str]]]] = {
     "_foreach_addcdiv_.ScalarList": lambda dt: [
         ((*_foreach_lists(dt, 2), [t.abs() + 1 for t in _foreach_lists(dt, 1)[0]], [0.5, -1.0]), "foreach")
     ],
+    "_weight_norm_interface": _weight_norm,
+    "_weight_norm_interface_backward": _weight_norm_backward,
 }
 
 

@@ -1,5 +1,6 @@
 // Binary pointwise operators (arithmetic, division with rounding modes,
-// powers, comparisons, logical and bitwise ops) plus where and clamp. Each is
+// powers, comparisons, logical and bitwise ops) plus where, clamp and the
+// ternary addcmul, addcdiv and lerp (refkTernary). Each is
 // a line over `binary`: promote with at::result_type (Tensor or Scalar
 // operands, wrapped numbers as eager treats them), broadcast with
 // at::infer_size, cast the inputs to the compute dtype, call refkBinary.
@@ -321,6 +322,79 @@ at::Tensor clamp(const at::Tensor& self, const std::optional<at::Scalar>& min, c
 }
 at::Tensor clamp(const at::Tensor& self, const std::optional<at::Tensor>& min, const std::optional<at::Tensor>& max) {
   return clamp_impl(self, min.value_or(at::Tensor()), max.value_or(at::Tensor()));
+}
+
+namespace {
+
+// addcmul, addcdiv and lerp (refkTernary): eager's ternary TensorIterator,
+// promoting self, a and b (lerp: all of self's dtype) and broadcasting them.
+// The value (lerp's scalar weight) is converted as ATen's CPU kernels
+// convert it: to the dtype for integers, to opmath (float for the half
+// types) for floating ones, refusing what overflows.
+at::Tensor ternary(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const at::Scalar& value,
+                   refkTernaryOp op, const char* name) {
+  const c10::Device device = common_device({&self, &a, &b}, name);
+  const c10::DeviceGuard guard(device);
+  ResultDtype promoted;
+  promoted += self;
+  promoted += a;
+  promoted += b;
+  const c10::ScalarType dtype = promoted.get();
+  if (op == refkAddcmul) {
+    TORCH_CHECK_NOT_IMPLEMENTED(dtype != c10::kBool, "\"addcmul_cpu_out\" not implemented for 'Bool'");
+  } else if (op == refkLerp) {
+    TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(dtype), "\"", b.defined() ? "lerp_kernel_tensor" : "lerp_kernel_scalar",
+                                "\" not implemented for '", c10::toString(dtype), "'");
+  }
+  kernel_dtype(dtype, name);
+  auto shape = at::infer_size(self.sizes(), a.sizes());
+  if (b.defined()) shape = at::infer_size(shape, b.sizes());
+  const at::Tensor x = to_dtype(self, dtype, device, name), y = to_dtype(a, dtype, device, name);
+  const at::Tensor z = b.defined() ? to_dtype(b, dtype, device, name) : at::Tensor();
+  const c10::ScalarType opmath = dtype == c10::kHalf || dtype == c10::kBFloat16 ? c10::kFloat : dtype;
+  const refkScalar v = b.defined() && op == refkLerp ? refkScalar{0, 0} : fill_value(value, opmath, name);
+  at::Tensor out = empty(shape, dtype, device);
+  if (out.numel() == 0) return out;
+  const refkTensor o = describe(out, name), dx = describe_as(x, shape, name), dy = describe_as(y, shape, name);
+  refkTensor dz{};
+  if (z.defined()) dz = describe_as(z, shape, name);
+  const refkContext ctx = context();
+  check(refkTernary(&ctx, op, &o, &dx, &dy, &dz, v), name);
+  return out;
+}
+
+void lerp_dtypes(const at::Tensor& self, const at::Tensor& end, const at::Tensor* weight) {
+  TORCH_CHECK(self.scalar_type() == end.scalar_type(), "expected dtype ", self.dtype(), " for `end` but got dtype ",
+              end.dtype());
+  if (weight != nullptr) {
+    TORCH_CHECK(self.scalar_type() == weight->scalar_type(), "expected dtype ", self.dtype(),
+                " for `weight` but got dtype ", weight->dtype());
+  }
+}
+
+}  // namespace
+
+at::Tensor addcmul(const at::Tensor& self, const at::Tensor& tensor1, const at::Tensor& tensor2,
+                   const at::Scalar& value) {
+  return ternary(self, tensor1, tensor2, value, refkAddcmul, "addcmul");
+}
+at::Tensor addcdiv(const at::Tensor& self, const at::Tensor& tensor1, const at::Tensor& tensor2,
+                   const at::Scalar& value) {
+  TORCH_CHECK(!(c10::isIntegralType(tensor1.scalar_type(), true) && c10::isIntegralType(tensor2.scalar_type(), true)),
+              "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "
+              "true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + "
+              "value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * "
+              "tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: "
+              "(input + value * tensor1 / tensor2), for all dtypes.");
+  return ternary(self, tensor1, tensor2, value, refkAddcdiv, "addcdiv");
+}
+at::Tensor lerp(const at::Tensor& self, const at::Tensor& end, const at::Scalar& weight) {
+  lerp_dtypes(self, end, nullptr);
+  return ternary(self, end, at::Tensor(), weight, refkLerp, "lerp");
+}
+at::Tensor lerp(const at::Tensor& self, const at::Tensor& end, const at::Tensor& weight) {
+  lerp_dtypes(self, end, &weight);
+  return ternary(self, end, weight, 0, refkLerp, "lerp");
 }
 
 }  // namespace opgen_ref

@@ -1,5 +1,5 @@
-// Factories: full, full_like, scalar_tensor, fill (functional and in place)
-// and arange.start_step. The glue decides what eager decides -- the dtype a
+// Factories: full, full_like, scalar_tensor, fill (functional and in place,
+// with a Scalar or a 0-dim tensor) and arange.start_step. The glue decides what eager decides -- the dtype a
 // fill value implies, the conversion of the value to that dtype (with its
 // overflow check), arange's length (arange_length) -- and the
 // library fills (refkFill, refkArange).
@@ -84,6 +84,28 @@ at::Tensor fill(const at::Tensor& self, const at::Scalar& value) {
 at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
   const refkScalar v = fill_value(value, self.scalar_type(), "fill_");
   filled(self, v, "fill_");
+  return self;
+}
+
+// fill_ with a 0-dim tensor (what masked_fill's and where's decompositions
+// pass): as eager, a value on another device (a host scalar) is read and
+// filled as a Scalar, one on self's device is copied into every element
+// (refkCopy from a stride-0 source, casting as copy_ casts), through a
+// copy of it when it is a view of self.
+at::Tensor& fill_(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
+              " dimensions.");
+  if (value.device() != self.device()) return opgen_ref::fill_(self, value.item());
+  const c10::DeviceGuard guard(self.device());
+  kernel_dtype(self.scalar_type(), "fill_");
+  kernel_dtype(value.scalar_type(), "fill_");
+  if (self.numel() == 0) return self;
+  at::Tensor v = value;
+  if (self.is_alias_of(value)) {
+    v = empty({}, value.scalar_type(), value.device());
+    copy_into(v, value, "fill_");
+  }
+  copy_into(self, v, "fill_");
   return self;
 }
 

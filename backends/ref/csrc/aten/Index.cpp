@@ -25,6 +25,9 @@
 #include <vector>
 
 namespace opgen_ref {
+
+at::Tensor mul(const at::Tensor& self, const at::Scalar& other);  // aten/Binary.cpp (mul.Scalar)
+
 namespace {
 
 // Re-raises the library's index error with eager's class for the op
@@ -448,6 +451,68 @@ at::Tensor scatter_add(const at::Tensor& self, int64_t dim, const at::Tensor& in
 at::Tensor scatter_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                           c10::string_view reduce, bool include_self) {
   return scatter_impl(self, dim, index, &src, 0, reduce, include_self, "scatter_reduce");
+}
+
+// index_add (MoE layers sum each expert's output into its tokens' rows):
+// eager's checks (index_func_meta_impl), then a copy of self into which
+// refkScatter adds source, the 1-d index seen over source's shape (stride 0
+// on every other dim). An alpha other than 1 scales source first (mul).
+at::Tensor index_add(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                     const at::Scalar& alpha) {
+  const c10::Device device = common_device({&self, &index, &source}, "index_add");
+  const c10::DeviceGuard guard(device);
+  const int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  const int64_t n = index.numel();
+  TORCH_CHECK_INDEX(index.dim() <= 1, "index_add_(): Index is supposed to be a vector, but got dim: ", index.dim(),
+                    " with type: ", index.scalar_type(), " and size: ", index.sizes());
+  TORCH_CHECK(is_index_type(index.scalar_type()), "index_add_(): Expected dtype int32/int64 for index but got: ",
+              index.scalar_type());
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(), "index_add_(): self (", self.scalar_type(),
+              ") and source (", source.scalar_type(), ") must have the same scalar type");
+  TORCH_CHECK(d == 0 || d < source.dim(), "index_add_(): Indexing dim ", d,
+              " is out of bounds of the source tensor with dim ", source.dim());
+  if (source.dim() == 0 && n != 1) at::maybe_wrap_dim(d, 0, /*wrap_scalar=*/false);  // eager's message reads source.size(dim)
+  TORCH_CHECK(n == nonempty_size(source, d), "index_add_(): Number of indices (", n,
+              ") should be equal to source.size(dim): (", nonempty_size(source, d), "), for dim: ", d);
+  std::vector<int64_t> self_sizes = self.sizes().vec(), source_sizes = source.sizes().vec();
+  if (source.dim() != 0 && self.dim() != 0) {
+    self_sizes.erase(self_sizes.begin() + d);
+    source_sizes.erase(source_sizes.begin() + d);
+  }
+  TORCH_CHECK(self_sizes == source_sizes,
+              "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = ",
+              self.sizes(), " source.shape = ", source.sizes());
+  kernel_dtype(self.scalar_type(), "index_add");
+  at::Tensor out = empty(self.sizes(), self.scalar_type(), device);
+  copy_into(out, self, "index_add");
+  if (n == 0 || out.numel() == 0) return out;
+  const at::Tensor idx = on(index, device);
+  // alpha in self's dtype (truncated for integers), as eager's kernel takes it.
+  const auto t = self.scalar_type();
+  const c10::Scalar a = t == c10::kBool ? c10::Scalar(alpha.toBool())
+                        : c10::isIntegralType(t, false) ? c10::Scalar(alpha.toLong())
+                                                        : alpha;
+  const bool unit = t == c10::kBool ? a.toBool() : a.equal(1);
+  const at::Tensor src = unit ? on(source, device) : opgen_ref::mul(on(source, device), a);
+  const refkTensor dself = describe_nonempty(out, "index_add"), dsrc = describe_nonempty(src, "index_add");
+  refkTensor didx = dsrc;
+  const refkTensor di = describe(idx, "index_add");
+  didx.data = di.data;
+  didx.dtype = di.dtype;
+  for (int32_t k = 0; k < didx.ndim; ++k) didx.strides[k] = 0;
+  if (idx.dim() == 1) didx.strides[d] = di.strides[0];
+  const refkContext ctx = context();
+  const refkStatus s =
+      refkScatter(&ctx, &dself, static_cast<int32_t>(d), &didx, &dsrc, refkScalar{0, 0}, refkScatterAdd, 1);
+  if (s == refkErrorIndexOutOfBounds) {
+    // Eager runs a matrix or more with int64 indices as scatter_add (whose
+    // text the library's is), the rest through its own loop.
+    const std::string message = refkLastError();
+    TORCH_CHECK(!(self.dim() > 1 && index.scalar_type() == c10::kLong), message);
+    TORCH_CHECK_INDEX(false, "index out of range in self");
+  }
+  check(s, "index_add");
+  return out;
 }
 
 at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {

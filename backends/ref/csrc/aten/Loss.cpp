@@ -2,7 +2,9 @@
 // activation backwards (threshold, gelu, sigmoid, tanh) as binary ops of the
 // library (refkBinary), native_dropout_backward, mse_loss (+ backward) as
 // compositions of the glue's own pointwise and reduction kernels in eager's
-// order of operations, and nll_loss's forward and backward over refkNllLoss.
+// order of operations, nll_loss's forward and backward over refkNllLoss, and
+// log_sigmoid's (binary_cross_entropy_with_logits' log-sigmoid terms) over
+// refkLogSigmoid.
 #include "aten/Glue.h"
 
 #include <ATen/ExpandUtils.h>
@@ -11,6 +13,8 @@
 #include <ATen/ops/result_type.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
+
+#include <tuple>
 
 namespace opgen_ref {
 
@@ -219,6 +223,46 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
                                  ignore_index),
              "nll_loss_backward");
   return grad_input;
+}
+
+// log_sigmoid as eager CPU: the result and the buffer the backward reads
+// (exp(-|x|)), both contiguous; the backward is TensorIterator's, all of
+// self's dtype, broadcasting self, buffer and grad together.
+std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& self) {
+  const c10::Device device = common_device({&self}, "log_sigmoid_forward");
+  const c10::DeviceGuard guard(device);
+  TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(self.scalar_type()), "\"log_sigmoid_cpu\" not implemented for '",
+                              c10::toString(self.scalar_type()), "'");
+  kernel_dtype(self.scalar_type(), "log_sigmoid_cpu");
+  at::Tensor out = empty(self.sizes(), self.scalar_type(), device);
+  at::Tensor buffer = empty(self.sizes(), self.scalar_type(), device);
+  if (out.numel() == 0) return {out, buffer};
+  const refkTensor o = describe(out, "log_sigmoid"), b = describe(buffer, "log_sigmoid"),
+                   i = describe(self, "log_sigmoid");
+  const refkContext ctx = context();
+  check(refkLogSigmoid(&ctx, &o, &b, &i), "log_sigmoid");
+  return {out, buffer};
+}
+
+at::Tensor log_sigmoid_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& buffer) {
+  const c10::Device device = common_device({&grad_output, &self, &buffer}, "log_sigmoid_backward");
+  const c10::DeviceGuard guard(device);
+  const auto dtype = self.scalar_type();
+  for (const at::Tensor* t : {&grad_output, &buffer}) {
+    TORCH_CHECK(t->scalar_type() == dtype, "Found dtype ", t->scalar_type(), " but expected ", dtype);
+  }
+  const auto shape = at::infer_size(at::infer_size(grad_output.sizes(), self.sizes()), buffer.sizes());
+  TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(dtype), "\"log_sigmoid_backward_cpu\" not implemented for '",
+                              c10::toString(dtype), "'");
+  kernel_dtype(dtype, "log_sigmoid_backward_cpu");
+  at::Tensor out = empty(shape, dtype, device);
+  if (out.numel() == 0) return out;
+  const refkTensor o = describe(out, "log_sigmoid_backward"), g = describe_as(grad_output, shape, "log_sigmoid_backward"),
+                   x = describe_as(self, shape, "log_sigmoid_backward"),
+                   b = describe_as(buffer, shape, "log_sigmoid_backward");
+  const refkContext ctx = context();
+  check(refkLogSigmoidBackward(&ctx, &o, &g, &x, &b), "log_sigmoid_backward");
+  return out;
 }
 
 }  // namespace opgen_ref

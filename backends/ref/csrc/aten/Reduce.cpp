@@ -199,6 +199,25 @@ at::Tensor amin(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   return reduce(self, mask, keepdim, self.scalar_type(), self.scalar_type(), refkAmin, "amin");
 }
 
+// Both extremes (MoE routing's torch.aminmax), as amin and amax over one dim
+// or all of them, with aminmax's own checks.
+std::tuple<at::Tensor, at::Tensor> aminmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  Mask mask;
+  if (dim.has_value()) {
+    const int64_t d = at::maybe_wrap_dim(*dim, self.dim());
+    if (self.dim() > 0) {
+      TORCH_CHECK_INDEX(self.size(d) != 0, "aminmax: Expected reduction dim ", d, " to have non-zero size.");
+      mask.set(static_cast<size_t>(d));
+    }
+  } else {
+    TORCH_CHECK(self.numel() > 0,
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+    mask = dims_mask(self, std::nullopt);
+  }
+  const auto t = self.scalar_type();
+  return {reduce(self, mask, keepdim, t, t, refkAmin, "aminmax"), reduce(self, mask, keepdim, t, t, refkAmax, "aminmax")};
+}
+
 // any: bool results, except uint8 inputs, which keep uint8 (eager's rule).
 at::Tensor any(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
   const auto t = self.scalar_type() == c10::kByte ? c10::kByte : c10::kBool;

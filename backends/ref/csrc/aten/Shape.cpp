@@ -1,7 +1,7 @@
 // Tensor manipulation: the views (alias, expand, permute, select, slice,
 // squeeze, unsqueeze, diagonal, split_with_sizes) and the copies that move
-// elements without computing on them (cat, constant_pad_nd, flip, repeat,
-// slice_scatter, select_scatter).
+// elements without computing on them (cat, constant_pad_nd, flip, roll,
+// repeat, slice_scatter, select_scatter).
 //
 // Note [Views are metadata]: a view op only computes sizes, strides and a
 // storage offset, with eager's checks and messages, and asks the runtime for
@@ -15,7 +15,9 @@
 // descriptors (Note [Descriptor conventions]): cat copies each input into a
 // slice of the result, constant_pad_nd fills the result and copies the
 // (possibly cropped) input into its interior, flip reads through negative
-// strides, repeat writes the result viewed as (repeat, size) pairs from a
+// strides, roll copies the blocks a rotation moves (two per rotated dim,
+// one copy per combination of them), repeat writes the result viewed as
+// (repeat, size) pairs from a
 // source with stride 0 on the repeat dims, and the scatters copy self and then
 // src into a slice. The slicing is pointer arithmetic on descriptors; the glue
 // never touches the elements.
@@ -456,6 +458,60 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
     src.strides[d] = -src.strides[d];
   }
   copy_desc(describe(out, "flip"), src, "flip");
+  return out;
+}
+
+// Eager's roll: no dims rolls the flattened tensor; several dims roll one
+// after the other, which is the same as rotating each dim by the sum of its
+// shifts. A dim rotated by s (mod its size n) moves [0, n - s) to [s, n) and
+// [n - s, n) to [0, s); the result is one copy per combination of those
+// blocks over the rotated dims.
+at::Tensor roll(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims) {
+  const c10::Device device = common_device({&self}, "roll");
+  const c10::DeviceGuard guard(device);
+  TORCH_CHECK(!shifts.empty(), "`shifts` required");
+  if (dims.empty() && shifts.size() == 1) {
+    at::Tensor flat = self;
+    if (!self.is_contiguous()) {
+      flat = empty(self.sizes(), self.scalar_type(), device);
+      copy_into(flat, self, "roll");
+    }
+    return opgen_ref::roll(flat.view({self.numel()}), shifts, {0}).view(self.sizes());
+  }
+  TORCH_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ", shifts.size(),
+              ", dims:", dims.size());
+  kernel_dtype(self.scalar_type(), "roll");
+  at::Tensor out = at::empty(self.sizes(), self.options().memory_format(self.suggest_memory_format()));
+  if (self.numel() == 0) return out;
+  const int64_t ndim = self.dim();
+  std::vector<int64_t> shift(static_cast<size_t>(ndim), 0);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t d = at::maybe_wrap_dim(dims[i], ndim, /*wrap_scalar=*/false);
+    const int64_t n = self.size(d);
+    shift[static_cast<size_t>(d)] = ((shift[static_cast<size_t>(d)] + shifts[i] % n) % n + n) % n;
+  }
+  std::vector<int64_t> rotated;
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (shift[static_cast<size_t>(d)] != 0) rotated.push_back(d);
+  }
+  const refkTensor src = describe(self, "roll"), dst = describe(out, "roll");
+  const int64_t itemsize = static_cast<int64_t>(self.itemsize());
+  // Bit k of `blocks` picks the block of rotated dim k: 0 the leading
+  // n - s elements of self, 1 its trailing s.
+  for (uint64_t blocks = 0; blocks < (uint64_t{1} << rotated.size()); ++blocks) {
+    refkTensor from = src, to = dst;
+    for (size_t k = 0; k < rotated.size(); ++k) {
+      const int64_t d = rotated[k], n = self.size(d), s = shift[static_cast<size_t>(d)];
+      if (((blocks >> k) & 1) == 0) {
+        from = narrow_desc(from, itemsize, d, 0, n - s);
+        to = narrow_desc(to, itemsize, d, s, n - s);
+      } else {
+        from = narrow_desc(from, itemsize, d, n - s, s);
+        to = narrow_desc(to, itemsize, d, 0, s);
+      }
+    }
+    copy_desc(to, from, "roll");
+  }
   return out;
 }
 

@@ -149,6 +149,19 @@ refkStatus refkWhere(const refkContext* ctx, const refkTensor* out, const refkTe
 refkStatus refkClamp(const refkContext* ctx, const refkTensor* out, const refkTensor* in, const refkTensor* lo,
                      const refkTensor* hi);
 
+// The ternary pointwise ops (Tensor.addcmul_, addcdiv_ and lerp_, what
+// torch.optim's single-tensor path calls): out = op(self, a, b, value)
+// elementwise, operands broadcast to out's shape and all of out's dtype, in
+// opmath (float for float16/bfloat16) rounded once, by the formulas of
+// common/Pointwise.h that refkForeach's addcmul, addcdiv and lerp share.
+typedef enum refkTernaryOp {
+  refkAddcmul,  // self + value * a * b; any dtype but bool (integers take value.i and wrap)
+  refkAddcdiv,  // self + value * a / b; floating dtypes
+  refkLerp,     // lerp(self, a, w) (ATen's two-sided form), w = b, or value.f where b's data is NULL; floating
+} refkTernaryOp;
+refkStatus refkTernary(const refkContext* ctx, refkTernaryOp op, const refkTensor* out, const refkTensor* self,
+                       const refkTensor* a, const refkTensor* b, refkScalar value);
+
 typedef enum refkReduceOp {
   refkSum, refkProd, refkMean, refkAmax, refkAmin, refkAny, refkAll, refkVar, refkNansum,
 } refkReduceOp;
@@ -234,6 +247,21 @@ refkStatus refkConvCol2im(const refkContext* ctx, const refkTensor* im, const re
 refkStatus refkCdist(const refkContext* ctx, const refkTensor* out, const refkTensor* x1, const refkTensor* x2,
                      double p);
 refkStatus refkPdist(const refkContext* ctx, const refkTensor* out, const refkTensor* x, double p);
+
+// Weight normalization (torch.nn.utils.weight_norm, ATen's
+// _weight_norm_interface) along dim `dim` of v: for each index j of that
+// dim, norm[j] = sqrt(sum of v^2 over every other dim) and w = v * g[j] /
+// norm[j]. v and w of one shape and floating dtype; g (of v's dtype) and
+// norm (v's dtype, or float32 for float16/bfloat16 v, as ATen) hold
+// v.size(dim) elements each, as 1-d descriptors. Sums accumulate in double.
+refkStatus refkWeightNorm(const refkContext* ctx, const refkTensor* w, const refkTensor* norm, const refkTensor* v,
+                          const refkTensor* g, int32_t dim);
+// Its gradients from grad_w (v's shape) and the forward's v, g, norm: with
+// s[j] = sum(grad_w * v) over slice j, grad_g[j] = s[j] / norm[j] and
+// grad_v = (g[j] / norm[j]) * grad_w - (g[j] * s[j] / norm[j]^3) * v.
+refkStatus refkWeightNormBackward(const refkContext* ctx, const refkTensor* grad_v, const refkTensor* grad_g,
+                                  const refkTensor* grad_w, const refkTensor* v, const refkTensor* g,
+                                  const refkTensor* norm, int32_t dim);
 
 // ---- tensor manipulation and random
 // (cat, pad, flip, repeat, the scatters and the views need no call of their
@@ -525,6 +553,17 @@ refkStatus refkCol2im(const refkContext* ctx, const refkTensor* out, const refkT
 // ---- losses, embedding and optimizer steps
 // (the activation backwards are refkBinary ops; mse_loss and
 // native_dropout_backward are compositions of pointwise and reduction calls.)
+
+// log_sigmoid, as ATen's CPU kernel (binary_cross_entropy_with_logits
+// reaches it): z = exp(-|x|), out = min(x, 0) - log1p(z), and buffer = z
+// (saved for the backward; buffer's data may be NULL: CUDA's empty buffer).
+// out, buffer and in of one shape and floating dtype; opmath.
+refkStatus refkLogSigmoid(const refkContext* ctx, const refkTensor* out, const refkTensor* buffer,
+                          const refkTensor* in);
+// Its gradient: grad_in = grad * (x < 0 ? 1 - z / (1 + z) : z / (1 + z)), z
+// read from buffer, or exp(-|x|) recomputed where buffer's data is NULL.
+refkStatus refkLogSigmoidBackward(const refkContext* ctx, const refkTensor* grad_in, const refkTensor* grad,
+                                  const refkTensor* in, const refkTensor* buffer);
 
 // ATen's at::Reduction values.
 typedef enum refkLossReduction { refkReductionNone = 0, refkReductionMean = 1, refkReductionSum = 2 } refkLossReduction;

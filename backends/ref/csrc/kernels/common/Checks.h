@@ -211,5 +211,61 @@ inline const char* scatter(const refkTensor& self, int32_t dim, const refkTensor
   return nullptr;
 }
 
+// refkTernary: self, a and b (b's data NULL for lerp's scalar weight) of
+// out's shape and dtype; addcmul in any dtype but bool, addcdiv and lerp
+// in floating ones.
+inline Verdict ternary(refkTernaryOp op, const refkTensor& out, const refkTensor& self, const refkTensor& a,
+                       const refkTensor& b) {
+  if (op != refkAddcmul && op != refkAddcdiv && op != refkLerp) return "ternary: unknown op";
+  const bool has_b = op != refkLerp || b.data != nullptr;
+  if (!same_shape(out, self) || !same_shape(out, a) || (has_b && !same_shape(out, b))) {
+    return "ternary: operands must have the output's shape";
+  }
+  if (self.dtype != out.dtype || a.dtype != out.dtype || (has_b && b.dtype != out.dtype)) {
+    return "ternary: operands must share the output's dtype";
+  }
+  if (op == refkAddcmul ? out.dtype == refkBool : !is_floating_dtype(out.dtype)) {
+    return Verdict::unsupported("ternary", out.dtype);
+  }
+  return {};
+}
+
+// refkLogSigmoid (out, in, buffer) and its gradient (grad_in, grad, in,
+// buffer): one shape and one floating dtype; buffer's data may be NULL.
+inline Verdict log_sigmoid(const char* op, std::initializer_list<const refkTensor*> ts, const refkTensor& buffer) {
+  const refkTensor* first = *ts.begin();
+  for (const refkTensor* t : ts) {
+    if (!same_shape(*first, *t)) return Verdict::invalid(op, "operands must have the output's shape");
+    if (t->dtype != first->dtype) return Verdict::invalid(op, "operands must share one dtype");
+  }
+  if (buffer.data != nullptr && (!same_shape(*first, buffer) || buffer.dtype != first->dtype)) {
+    return Verdict::invalid(op, "buffer must have the input's shape and dtype");
+  }
+  if (!is_floating_dtype(first->dtype)) return Verdict::unsupported(op, first->dtype);
+  return {};
+}
+
+// refkWeightNorm and its gradient: w (grad_v, grad_w) of v's shape and
+// floating dtype, dim a dim of v, g (grad_g) of v's dtype and norm of v's
+// dtype or float32 for the half types, both 1-d of v.size(dim) elements.
+inline Verdict weight_norm(const char* op, std::initializer_list<const refkTensor*> like_v, const refkTensor& v,
+                           std::initializer_list<const refkTensor*> like_g, const refkTensor& norm, int32_t dim) {
+  if (dim < 0 || dim >= v.ndim) return Verdict::invalid(op, "dim is not a dim of v");
+  for (const refkTensor* t : like_v) {
+    if (!same_shape(v, *t) || t->dtype != v.dtype) return Verdict::invalid(op, "operands must have v's shape and dtype");
+  }
+  const refkDtype norm_dtype = v.dtype == refkFloat16 || v.dtype == refkBFloat16 ? refkFloat32 : v.dtype;
+  for (const refkTensor* t : like_g) {
+    if (t->ndim != 1 || t->sizes[0] != v.sizes[dim] || t->dtype != v.dtype) {
+      return Verdict::invalid(op, "g must be 1-d of v.size(dim) elements of v's dtype");
+    }
+  }
+  if (norm.ndim != 1 || norm.sizes[0] != v.sizes[dim] || norm.dtype != norm_dtype) {
+    return Verdict::invalid(op, "norm must be 1-d of v.size(dim) elements (float32 for half v)");
+  }
+  if (!is_floating_dtype(v.dtype)) return Verdict::unsupported(op, v.dtype);
+  return {};
+}
+
 }  // namespace check
 }  // namespace refk

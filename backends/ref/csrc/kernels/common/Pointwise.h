@@ -158,6 +158,25 @@ REFK_HOST_DEVICE inline V clamp(V x, V lo, V hi, bool has_lo, bool has_hi) {
   return x;
 }
 
+// log_sigmoid as ATen's CPU kernel (refkLogSigmoid): z = exp(-|x|) is what
+// the forward saves for the backward, out = min(x, 0) - log1p(z) (NaN
+// propagates), and the gradient uses z again.
+template <class V>
+REFK_HOST_DEVICE inline V log_sigmoid_buffer(V x) {
+  return std::exp(-abs(x));
+}
+template <class V>
+REFK_HOST_DEVICE inline V log_sigmoid(V x, V z) {
+  return min_of(x, V(0)) - std::log1p(z);
+}
+template <class V>
+REFK_HOST_DEVICE inline V log_sigmoid_backward(V g, V x, V z) {
+  const bool in_negative = x < V(0);
+  const V max_deriv = in_negative ? V(1) : V(0);
+  const V sign = in_negative ? V(1) : V(-1);
+  return (max_deriv - sign * (z / (V(1) + z))) * g;
+}
+
 // ---- binary -----------------------------------------------------------------
 
 // maximum/minimum propagate NaN (floating V).
@@ -174,6 +193,33 @@ REFK_HOST_DEVICE inline V minimum(V x, V y) {
     if (std::isnan(x) || std::isnan(y)) return x + y;
   }
   return x < y ? x : y;
+}
+
+// ---- ternary ----------------------------------------------------------------
+
+// refkTernary's ops and refkForeach's addcmul, addcdiv and lerp, as ATen's
+// vectorized CPU loops compute them, fused multiply-adds included (which
+// decide infinities and overflow: inf + max * -max is inf, not NaN):
+// addcmul is fma(value * a, b, self) (integral V wraps, no fma), addcdiv
+// self + value * a / b, and lerp fma(w or w - 1, end - self, self or end),
+// from the start for small weights, from the end otherwise (exact at both
+// ends).
+template <class V>
+REFK_HOST_DEVICE inline V addcmul(V self, V a, V b, V value) {
+  if constexpr (std::is_floating_point_v<V>) {
+    return std::fma(value * a, b, self);
+  } else {
+    return V(self + value * a * b);
+  }
+}
+template <class V>
+REFK_HOST_DEVICE inline V addcdiv(V self, V a, V b, V value) {
+  return self + value * a / b;
+}
+template <class V>
+REFK_HOST_DEVICE inline V lerp(V self, V end, V weight) {
+  const bool small = abs(weight) < V(0.5);
+  return std::fma(small ? weight : weight - V(1), end - self, small ? self : end);
 }
 
 // Python's a % b: the sign of b.
@@ -438,15 +484,11 @@ struct Fn {
     }
     if constexpr (OP == refkForeachMul) return v * p;
     if constexpr (OP == refkForeachDiv) return v / p;
-    if constexpr (OP == refkForeachAddcmul) return v + s * p * q;
-    if constexpr (OP == refkForeachAddcdiv) return v + s * p / q;
+    if constexpr (OP == refkForeachAddcmul) return scalar::addcmul(v, p, q, s);
+    if constexpr (OP == refkForeachAddcdiv) return scalar::addcdiv(v, p, q, s);
     if constexpr (OP == refkForeachSqrt) return std::sqrt(v);
     if constexpr (OP == refkForeachNeg) return -v;
-    if constexpr (OP == refkForeachLerp) {
-      // ATen's lerp: from the start for small weights, from the end otherwise.
-      const V diff = p - v;
-      return scalar::abs(s) < V(0.5) ? v + s * diff : p - diff * (V(1) - s);
-    }
+    if constexpr (OP == refkForeachLerp) return scalar::lerp(v, p, s);
     (void)p, (void)q;
     return v;
   }

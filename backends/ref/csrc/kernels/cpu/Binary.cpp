@@ -171,3 +171,58 @@ extern "C" refkStatus refkBinary(const refkContext* ctx, refkBinaryOp op, const 
     return s;
   });
 }
+
+namespace refk {
+namespace {
+
+template <class T>
+refkStatus ternary_typed(int threads, refkTernaryOp op, const refkTensor& out, const refkTensor& self,
+                         const refkTensor& a, const refkTensor& b, refkScalar value) {
+  using V = C<T>;
+  if constexpr (is_floating_v<T>) {
+    if (op == refkLerp && b.data == nullptr) {
+      const refkTensor* ops[3] = {&out, &self, &a};
+      typed_rows<T, T, 2>(Loop<3>(ops), threads, [w = V(value.f)](V x, V e) { return scalar::lerp(x, e, w); });
+      return refkSuccess;
+    }
+    const refkTensor* ops[4] = {&out, &self, &a, &b};
+    const Loop<4> loop(ops);
+    const V s = V(value.f);
+    switch (op) {
+      case refkAddcmul:
+        typed_rows<T, T, 3>(loop, threads, [s](V x, V p, V q) { return scalar::addcmul(x, p, q, s); });
+        break;
+      case refkAddcdiv:
+        typed_rows<T, T, 3>(loop, threads, [s](V x, V p, V q) { return scalar::addcdiv(x, p, q, s); });
+        break;
+      case refkLerp: typed_rows<T, T, 3>(loop, threads, [](V x, V e, V w) { return scalar::lerp(x, e, w); }); break;
+    }
+    return refkSuccess;
+  } else {
+    // check::ternary lets only addcmul through for integers.
+    const refkTensor* ops[4] = {&out, &self, &a, &b};
+    typed_rows<T, T, 3>(Loop<4>(ops), threads,
+                        [s = V(value.i)](V x, V p, V q) { return scalar::addcmul(x, p, q, s); });
+    return refkSuccess;
+  }
+}
+
+}  // namespace
+}  // namespace refk
+
+extern "C" refkStatus refkTernary(const refkContext* ctx, refkTernaryOp op, const refkTensor* out,
+                                  const refkTensor* self, const refkTensor* a, const refkTensor* b,
+                                  refkScalar value) {
+  return guarded("ternary", [&] {
+    if (auto s = checked(check::ternary(op, *out, *self, *a, *b))) return s;
+    const Access access({out, self, a, b});
+    return dispatch(out->dtype, [&](auto tag) -> refkStatus {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_same_v<T, bool>) {
+        return unsupported("ternary", out->dtype);
+      } else {
+        return ternary_typed<T>(ctx->num_threads, op, *out, *self, *a, *b, value);
+      }
+    });
+  });
+}

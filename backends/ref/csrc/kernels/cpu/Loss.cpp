@@ -1,10 +1,12 @@
 // Loss kernels of the CPU reference library: nll_loss's forward and
 // backward, each element's arithmetic common/Loss.h's (shared with the CUDA
-// library). The per-element forms thread over the batch; the reduced
+// library), and log_sigmoid's (binary_cross_entropy_with_logits' terms,
+// common/Pointwise.h's), elementwise over the loop planner's rows. The per-element forms thread over the batch; the reduced
 // forward runs one ordered pass in double (a class row is read once per
 // sample, so the batch is the whole work), which is at least as accurate as
 // ATen's cascade sum in the dtype.
 #include "kernels/common/Loss.h"
+#include "kernels/common/Pointwise.h"
 #include "kernels/cpu/Common.h"
 
 #include <vector>
@@ -124,6 +126,65 @@ extern "C" refkStatus refkNllLossBackward(const refkContext* ctx, const refkTens
                                reduction, ignore_index);
       } else {
         return unsupported("nll_loss_backward", grad_input->dtype);
+      }
+    });
+  });
+}
+
+extern "C" refkStatus refkLogSigmoid(const refkContext* ctx, const refkTensor* out, const refkTensor* buffer,
+                                     const refkTensor* in) {
+  return guarded("log_sigmoid", [&] {
+    if (auto s = checked(check::log_sigmoid("log_sigmoid", {out, in}, *buffer))) return s;
+    const Access access({out, buffer, in});
+    return dispatch(in->dtype, [&](auto tag) -> refkStatus {
+      using T = typename decltype(tag)::type;
+      if constexpr (is_floating_v<T>) {
+        using V = opmath_t<T>;
+        if (buffer->data == nullptr) {
+          const refkTensor* ops[2] = {out, in};
+          typed_rows<T, T, 1>(Loop<2>(ops), ctx->num_threads,
+                              [](V x) { return scalar::log_sigmoid(x, scalar::log_sigmoid_buffer(x)); });
+          return refkSuccess;
+        }
+        const refkTensor* ops[3] = {out, buffer, in};
+        Loop<3>(ops).run(ctx->num_threads, [](char* const* p, const int64_t* s, int64_t n) {
+          for (int64_t i = 0; i < n; ++i) {
+            const V x = load(*reinterpret_cast<const T*>(p[2] + i * s[2]));
+            const V z = scalar::log_sigmoid_buffer(x);
+            *reinterpret_cast<T*>(p[0] + i * s[0]) = store<T>(scalar::log_sigmoid(x, z));
+            *reinterpret_cast<T*>(p[1] + i * s[1]) = store<T>(z);
+          }
+        });
+        return refkSuccess;
+      } else {
+        return unsupported("log_sigmoid", in->dtype);
+      }
+    });
+  });
+}
+
+extern "C" refkStatus refkLogSigmoidBackward(const refkContext* ctx, const refkTensor* grad_in, const refkTensor* grad,
+                                             const refkTensor* in, const refkTensor* buffer) {
+  return guarded("log_sigmoid_backward", [&] {
+    if (auto s = checked(check::log_sigmoid("log_sigmoid_backward", {grad_in, grad, in}, *buffer))) return s;
+    const Access access({grad_in, grad, in, buffer});
+    return dispatch(in->dtype, [&](auto tag) -> refkStatus {
+      using T = typename decltype(tag)::type;
+      if constexpr (is_floating_v<T>) {
+        using V = opmath_t<T>;
+        if (buffer->data == nullptr) {
+          const refkTensor* ops[3] = {grad_in, grad, in};
+          typed_rows<T, T, 2>(Loop<3>(ops), ctx->num_threads, [](V g, V x) {
+            return scalar::log_sigmoid_backward(g, x, scalar::log_sigmoid_buffer(x));
+          });
+          return refkSuccess;
+        }
+        const refkTensor* ops[4] = {grad_in, grad, in, buffer};
+        typed_rows<T, T, 3>(Loop<4>(ops), ctx->num_threads,
+                            [](V g, V x, V z) { return scalar::log_sigmoid_backward(g, x, z); });
+        return refkSuccess;
+      } else {
+        return unsupported("log_sigmoid_backward", in->dtype);
       }
     });
   });

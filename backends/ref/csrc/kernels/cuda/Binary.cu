@@ -168,6 +168,28 @@ bool may_divide_by_zero(refkBinaryOp op, refkDtype d) {
   return integral && (op == refkDivTrunc || op == refkDivFloor || op == refkFmod || op == refkRemainder);
 }
 
+// refkTernary's ops; the weight of a scalar lerp is a kernel argument.
+template <class T>
+struct Ternary {
+  refkTernaryOp op;
+  opmath_t<T> s;
+  __device__ opmath_t<T> operator()(opmath_t<T> x, opmath_t<T> p, opmath_t<T> q) const {
+    if constexpr (is_floating_v<T>) {
+      switch (op) {
+        case refkAddcdiv: return refk::scalar::addcdiv(x, p, q, s);
+        case refkLerp: return refk::scalar::lerp(x, p, q);
+        default: break;
+      }
+    }
+    return refk::scalar::addcmul(x, p, q, s);
+  }
+};
+template <class T>
+struct LerpScalar {
+  opmath_t<T> w;
+  __device__ opmath_t<T> operator()(opmath_t<T> x, opmath_t<T> e) const { return refk::scalar::lerp(x, e, w); }
+};
+
 }  // namespace
 }  // namespace refkc
 
@@ -205,4 +227,26 @@ extern "C" refkStatus refkBinary(const refkContext* ctx, refkBinaryOp op, const 
     return launched("binary");
   }
   return hit != 0 ? fail(refkErrorInvalidValue, "ZeroDivisionError") : refkSuccess;
+}
+
+extern "C" refkStatus refkTernary(const refkContext* ctx, refkTernaryOp op, const refkTensor* out,
+                                  const refkTensor* self, const refkTensor* a, const refkTensor* b,
+                                  refkScalar value) {
+  if (auto s = checked(refk::check::ternary(op, *out, *self, *a, *b))) return s;
+  return dispatch(out->dtype, [&](auto tag) -> refkStatus {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      return unsupported("ternary", out->dtype);
+    } else {
+      using V = opmath_t<T>;
+      if constexpr (is_floating_v<T>) {
+        if (op == refkLerp && b->data == nullptr) {
+          const refkTensor* ops[3] = {out, self, a};
+          return typed<T, T, 2>("ternary", ctx, ops, LerpScalar<T>{V(value.f)});
+        }
+      }
+      const refkTensor* ops[4] = {out, self, a, b};
+      return typed<T, T, 3>("ternary", ctx, ops, Ternary<T>{op, is_floating_v<T> ? V(value.f) : V(value.i)});
+    }
+  });
 }

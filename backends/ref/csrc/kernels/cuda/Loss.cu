@@ -5,6 +5,7 @@
 // errors on the device] and is skipped; the host then names the first one
 // in batch order, as the CPU library does.
 #include "kernels/common/Loss.h"
+#include "kernels/common/Pointwise.h"
 #include "kernels/cuda/Common.cuh"
 
 namespace refkc {
@@ -108,6 +109,35 @@ refkStatus target_error(const char* op, const refkTensor& target, int64_t classe
   return refkSuccess;
 }
 
+// log_sigmoid's forward writes two outputs (common/Pointwise.h's formulas).
+template <class T>
+struct LogSigmoidBoth {
+  __device__ void operator()(char* const (&p)[3]) const {
+    const opmath_t<T> x = load(*reinterpret_cast<const T*>(p[2]));
+    const opmath_t<T> z = refk::scalar::log_sigmoid_buffer(x);
+    *reinterpret_cast<T*>(p[0]) = store<T>(refk::scalar::log_sigmoid(x, z));
+    *reinterpret_cast<T*>(p[1]) = store<T>(z);
+  }
+};
+struct LogSigmoidOut {
+  template <class V>
+  __device__ V operator()(V x) const {
+    return refk::scalar::log_sigmoid(x, refk::scalar::log_sigmoid_buffer(x));
+  }
+};
+struct LogSigmoidGrad {
+  template <class V>
+  __device__ V operator()(V g, V x, V z) const {
+    return refk::scalar::log_sigmoid_backward(g, x, z);
+  }
+};
+struct LogSigmoidGradRecomputed {
+  template <class V>
+  __device__ V operator()(V g, V x) const {
+    return refk::scalar::log_sigmoid_backward(g, x, refk::scalar::log_sigmoid_buffer(x));
+  }
+};
+
 }  // namespace
 }  // namespace refkc
 
@@ -166,4 +196,32 @@ extern "C" refkStatus refkNllLossBackward(const refkContext* ctx, const refkTens
   });
   return bad.finish("nll_loss_backward", launch, "a target",
                     [&] { return target_error("nll_loss_backward", *target, classes, ignore_index); });
+}
+
+extern "C" refkStatus refkLogSigmoid(const refkContext* ctx, const refkTensor* out, const refkTensor* buffer,
+                                     const refkTensor* in) {
+  if (auto s = checked(refk::check::log_sigmoid("log_sigmoid", {out, in}, *buffer))) return s;
+  return dispatch_floating("log_sigmoid", in->dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (buffer->data == nullptr) {
+      const refkTensor* ops[2] = {out, in};
+      return typed<T, T, 1>("log_sigmoid", ctx, ops, LogSigmoidOut{});
+    }
+    const refkTensor* ops[3] = {out, buffer, in};
+    return for_each<3>("log_sigmoid", ctx, ops, LogSigmoidBoth<T>{});
+  });
+}
+
+extern "C" refkStatus refkLogSigmoidBackward(const refkContext* ctx, const refkTensor* grad_in, const refkTensor* grad,
+                                             const refkTensor* in, const refkTensor* buffer) {
+  if (auto s = checked(refk::check::log_sigmoid("log_sigmoid_backward", {grad_in, grad, in}, *buffer))) return s;
+  return dispatch_floating("log_sigmoid_backward", in->dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (buffer->data == nullptr) {
+      const refkTensor* ops[3] = {grad_in, grad, in};
+      return typed<T, T, 2>("log_sigmoid_backward", ctx, ops, LogSigmoidGradRecomputed{});
+    }
+    const refkTensor* ops[4] = {grad_in, grad, in, buffer};
+    return typed<T, T, 3>("log_sigmoid_backward", ctx, ops, LogSigmoidGrad{});
+  });
 }
