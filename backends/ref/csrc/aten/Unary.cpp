@@ -180,6 +180,12 @@ at::Tensor softplus_backward(const at::Tensor& grad_output, const at::Tensor& se
 at::Tensor hardsigmoid_backward(const at::Tensor& grad_output, const at::Tensor& self) {
   return unary_backward(grad_output, self, refkHardsigmoid, "hardsigmoid_backward");
 }
+// hardtanh's gradient (ReLU6 in MobileNet): eager's kernel, named as eager names it.
+at::Tensor hardtanh_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Scalar& min_val,
+                             const at::Scalar& max_val) {
+  return unary_backward(grad_output, self, refkHardtanh, "hardshrink_backward_cpu",
+                        {min_val.toDouble(), max_val.toDouble(), 0, 0});
+}
 at::Tensor hardswish_backward(const at::Tensor& grad_output, const at::Tensor& self) {
   return unary_backward(grad_output, self, refkHardswish, "hardswish_backward_cpu");
 }

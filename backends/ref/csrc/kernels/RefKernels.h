@@ -117,7 +117,8 @@ refkStatus refkUnary(const refkContext* ctx, refkUnaryOp op, const refkTensor* o
                      const refkUnaryParams* params);
 
 // The gradient of refkUnary's activation `op` (refkSilu, refkMish,
-// refkSoftplus with refkUnary's params, refkHardsigmoid, refkHardswish):
+// refkSoftplus and refkHardtanh with refkUnary's params, refkHardsigmoid,
+// refkHardswish):
 // grad_in = grad * d op(x) / dx, with ATen's CPU backward formulas
 // (common/Pointwise.h) in opmath. grad_in, grad and x of one floating dtype
 // and shape; another op is refkErrorNotImplemented.

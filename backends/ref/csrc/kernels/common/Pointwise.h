@@ -177,6 +177,15 @@ REFK_HOST_DEVICE inline V log_sigmoid_backward(V g, V x, V z) {
   return (max_deriv - sign * (z / (V(1) + z))) * g;
 }
 
+// hardtanh's gradient: none at or past either bound, nor at a NaN input,
+// as ATen's vectorized CPU loop (its scalar tail and CUDA's kernel pass the
+// gradient at a NaN; which elements take the tail depends on the vector
+// width, so the vector form is the one to match).
+template <class V>
+REFK_HOST_DEVICE inline V hardtanh_backward(V g, V x, V lo, V hi) {
+  return (x > lo && x < hi) ? g : V(0);
+}
+
 // ---- binary -----------------------------------------------------------------
 
 // maximum/minimum propagate NaN (floating V).

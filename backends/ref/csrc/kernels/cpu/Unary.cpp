@@ -175,6 +175,8 @@ refkStatus unary_backward_typed(int threads, refkUnaryOp op, const refkTensor& g
       });
     case refkHardsigmoid: return rows([](V g, V v) { return scalar::hardsigmoid_backward(g, v); });
     case refkHardswish: return rows([](V g, V v) { return scalar::hardswish_backward(g, v); });
+    case refkHardtanh:
+      return rows([lo = V(p.p0), hi = V(p.p1)](V g, V v) { return scalar::hardtanh_backward(g, v, lo, hi); });
     default: return fail(refkErrorNotImplemented, "unary backward: no gradient of this op");
   }
 }

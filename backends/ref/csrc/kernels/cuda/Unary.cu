@@ -125,13 +125,15 @@ struct Backward {
       case refkMish: return scalar::mish_backward(g, x);
       case refkSoftplus: return scalar::softplus_backward(g, x, V(p.p0), V(p.p1));
       case refkHardsigmoid: return scalar::hardsigmoid_backward(g, x);
+      case refkHardtanh: return scalar::hardtanh_backward(g, x, V(p.p0), V(p.p1));
       default: return scalar::hardswish_backward(g, x);
     }
   }
 };
 
 bool has_backward(refkUnaryOp op) {
-  return op == refkSilu || op == refkMish || op == refkSoftplus || op == refkHardsigmoid || op == refkHardswish;
+  return op == refkSilu || op == refkMish || op == refkSoftplus || op == refkHardsigmoid || op == refkHardswish ||
+         op == refkHardtanh;
 }
 
 bool is_predicate(refkUnaryOp op) {
