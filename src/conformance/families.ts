@@ -80,7 +80,7 @@ const TABLE: Readonly<Record<Family, string>> = {
     softmax log_softmax softmax_backward_data log_softmax_backward_data native_batch_norm
     native_batch_norm_legit native_batch_norm_legit_no_training native_batch_norm_legit_functional
     batch_norm native_layer_norm layer_norm native_group_norm group_norm instance_norm rms_norm
-    fused_rms_norm local_response_norm renorm normalize
+    fused_rms_norm local_response_norm renorm normalize weight_norm_interface
   `,
   loss: `
     mse_loss l1_loss smooth_l1_loss huber_loss nll_loss nll_loss2d nll_loss_nd cross_entropy_loss
