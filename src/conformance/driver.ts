@@ -371,11 +371,35 @@ async function runPython(
   sanitized?: Record<string, string>,
 ): Promise<void> {
   const view = new ProgressView(quiet);
-  const child = execa(python, ["-m", "opgen_conformance", "run", "--config", configFile], {
-    env: { ...pythonEnv(), ...(useColor(process.stderr) ? {} : { NO_COLOR: "1" }), ...(sanitized ?? {}) },
-    // Sanitized: in the reports directory, where the project's in-tree package
-    // (the release build) cannot shadow the sanitized one (Note [Sanitized workers]).
-    ...(sanitized ? { cwd: sanitized[LOGS_ENV] } : {}),
+  await runRunnerProcess(
+    python,
+    ["run", "--config", configFile],
+    "the conformance runner",
+    (e) => view.on(e as Event),
+    {
+      env: sanitized ?? {},
+      // Sanitized: in the reports directory, where the project's in-tree package
+      // (the release build) cannot shadow the sanitized one (Note [Sanitized workers]).
+      ...(sanitized ? { cwd: sanitized[LOGS_ENV] } : {}),
+    },
+  );
+}
+
+/**
+ * `python -m opgen_conformance <args>` with the runner's environment: each
+ * JSON line on its stdout is a progress event for `onEvent`; a non-zero exit
+ * is a UserError that names `what` and shows the last lines it printed.
+ */
+export async function runRunnerProcess(
+  python: string,
+  args: readonly string[],
+  what: string,
+  onEvent: (e: unknown) => void,
+  extra: { readonly env?: Record<string, string>; readonly cwd?: string } = {},
+): Promise<void> {
+  const child = execa(python, ["-m", "opgen_conformance", ...args], {
+    env: { ...pythonEnv(), ...(useColor(process.stderr) ? {} : { NO_COLOR: "1" }), ...(extra.env ?? {}) },
+    ...(extra.cwd ? { cwd: extra.cwd } : {}),
     reject: false,
     buffer: { stdout: false, stderr: true },
     stdin: "pipe",
@@ -383,15 +407,18 @@ async function runPython(
   let tail = "";
   for await (const line of child.iterable({ from: "stdout" })) {
     const text = String(line);
+    let event: unknown;
     try {
-      view.on(JSON.parse(text) as Event);
+      event = JSON.parse(text);
     } catch {
       tail = `${tail}\n${text}`.slice(-4000);
+      continue;
     }
+    onEvent(event);
   }
   const r = await child;
   if (r.exitCode !== 0) {
     const err = `${String(r.stderr ?? "")}\n${tail}`.trim().split("\n").slice(-6).join("\n");
-    throw new UserError(`the conformance runner failed (exit ${r.exitCode ?? r.signal}):\n${err}`);
+    throw new UserError(`${what} failed (exit ${r.exitCode ?? r.signal}):\n${err}`);
   }
 }

@@ -26,11 +26,11 @@ import { execa } from "execa";
 import { discoverTorch } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
 import { defaultCacheDir, type Http, httpGet } from "../util/http.js";
-import { style, useColor } from "../util/term.js";
+import { style } from "../util/term.js";
 import { acquireLock, writeFiles, writeText } from "../write/files.js";
 import { appendToTopLevelList } from "../yaml/edit.js";
 import { makeReport } from "./aggregate.js";
-import { type Outputs, pythonEnv, writeOutputs } from "./driver.js";
+import { type Outputs, pythonEnv, runRunnerProcess, writeOutputs } from "./driver.js";
 import { applyExpectations, EMPTY_EXPECTATIONS, type ExpectationsFile, loadExpectations } from "./expectations.js";
 import { toTerminal } from "./formats.js";
 import { readManifest, type Shard } from "./select.js";
@@ -383,26 +383,9 @@ class UpstreamProgress {
 
 async function runRunner(python: string, configFile: string, quiet: boolean): Promise<void> {
   const view = new UpstreamProgress(quiet);
-  const child = execa(python, ["-m", "opgen_conformance", "upstream", "--config", configFile], {
-    env: { ...pythonEnv(), ...(useColor(process.stderr) ? {} : { NO_COLOR: "1" }) },
-    reject: false,
-    buffer: { stdout: false, stderr: true },
-    stdin: "pipe",
-  });
-  let tail = "";
-  for await (const line of child.iterable({ from: "stdout" })) {
-    const text = String(line);
-    try {
-      view.on(JSON.parse(text) as Event);
-    } catch {
-      tail = `${tail}\n${text}`.slice(-4000);
-    }
-  }
-  const r = await child;
-  if (r.exitCode !== 0) {
-    const err = `${String(r.stderr ?? "")}\n${tail}`.trim().split("\n").slice(-6).join("\n");
-    throw new UserError(`the upstream test runner failed (exit ${r.exitCode ?? r.signal}):\n${err}`);
-  }
+  await runRunnerProcess(python, ["upstream", "--config", configFile], "the upstream test runner", (e) =>
+    view.on(e as Event),
+  );
 }
 
 function readRecords(file: string): UpstreamRecord[] {

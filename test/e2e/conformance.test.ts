@@ -25,6 +25,7 @@ import { mergeReports, parseReport } from "../../src/conformance/aggregate.js";
 import { runTest, type TestOptions } from "../../src/conformance/driver.js";
 import { toHtml, toJunit } from "../../src/conformance/formats.js";
 import type { Report } from "../../src/conformance/types.js";
+import { chromiumFlags, dumpDom, findChromium } from "../helpers/chromium.js";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const CLI = path.join(ROOT, "bin", "opgen-backend.js");
@@ -266,34 +267,15 @@ describe("reference CPU backend", () => {
   }, 900_000);
 
   it("the HTML report renders in headless Chromium", async () => {
-    const chromium = ["chromium", "chromium-browser"].find((c) => {
-      try {
-        execFileSync("which", [c]);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-    if (!chromium) throw new Error("chromium is not installed: apt-get update && apt-get install -y chromium");
+    const chromium = findChromium();
     const html = path.join(work, "ref.html");
     expect(existsSync(html)).toBe(true);
-    const profile = mkdtempSync(path.join(tmpdir(), "opgen-chromium-"));
-    const flags = [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      `--user-data-dir=${profile}`,
-    ];
-    const dom = await execa(chromium, [...flags, "--dump-dom", `file://${html}`], { reject: false, timeout: 120_000 });
-    expect(dom.exitCode, String(dom.stderr)).toBe(0);
+    const flags = chromiumFlags();
+    const dom = await dumpDom(`file://${html}`);
     const rep = parseReport(readFileSync(path.join(work, "ref.json"), "utf8"), "ref.json");
-    expect(dom.stdout).toContain("Core ATen conformance");
-    expect(dom.stdout).toContain('id="heatmap"');
-    expect(dom.stdout.match(/<td class="c" data-op=/g)?.length).toBe(
+    expect(dom).toContain("Core ATen conformance");
+    expect(dom).toContain('id="heatmap"');
+    expect(dom.match(/<td class="c" data-op=/g)?.length).toBe(
       new Set(rep.results.map((r) => `${r.op}/${r.dtype}`)).size,
     );
     const png = path.join(work, "ref.png");
