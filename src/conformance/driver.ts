@@ -11,11 +11,9 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { execa } from "execa";
 import { resolvePython } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
-import { style, useColor } from "../util/term.js";
+import { style } from "../util/term.js";
 import { acquireLock, appendText, freshDir, writeText } from "../write/files.js";
 import { aggregate, failed, makeReport, readJsonl } from "./aggregate.js";
 import { reportCoverage } from "./coverage.js";
@@ -23,12 +21,12 @@ import { applyExpectations, EMPTY_EXPECTATIONS, type ExpectationsFile, loadExpec
 import { problems, toHtml, toJson, toJunit, toMarkdown, toTerminal } from "./formats.js";
 import { isModel, MODEL_DTYPE, modelCases, modelReplayLines, modelTimes, resolveModelCases } from "./models.js";
 import { type RunConfig, type RunConfigModel, runConfig } from "./runconfig.js";
+import { PYTHON_DIR, pythonEnv, runRunnerProcess } from "./runner.js";
 import { LOGS_ENV, loadSanitizedBuild, sanitizerEnv } from "./sanitize.js";
 import { type OpInfo, type OpManifest, readManifest, type Selection, type Shard, selectOps } from "./select.js";
 import { OP_KINDS, type OpKind, type OpUnderTest, type Report } from "./types.js";
 
-/** python/ next to src/ and dist/: this file is src/conformance/x.ts or dist/conformance/x.js. */
-export const PYTHON_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "python");
+export { PYTHON_DIR, pythonEnv } from "./runner.js";
 
 export interface Outputs {
   readonly json?: string;
@@ -59,11 +57,6 @@ export interface TestOptions extends Outputs {
   readonly sanitize?: readonly string[];
   /** `--model FILE[:NAME]`: run these model files' cases instead of the operators (models.ts). */
   readonly models?: readonly string[];
-}
-
-export function pythonEnv(): Record<string, string> {
-  const prev = process.env.PYTHONPATH;
-  return { PYTHONPATH: prev ? `${PYTHON_DIR}${path.delimiter}${prev}` : PYTHON_DIR, PYTHONUNBUFFERED: "1" };
 }
 
 /**
@@ -115,7 +108,7 @@ export async function runTest(opts: TestOptions): Promise<RunOutcome> {
     opts.expectations || existsSync(expFile) ? loadExpectations(expFile) : EMPTY_EXPECTATIONS;
 
   const { coreTotal, info } = fromManifest(manifest, manifestFile);
-  const models = opts.models?.length ? await resolveModelCases(python, opts.models, pythonEnv()) : [];
+  const models = opts.models?.length ? await resolveModelCases(python, opts.models) : [];
   // A model run tests its cases, not the operators.
   const { ops, unmatched } = models.length ? { ops: [], unmatched: [] } : selectOps(manifest, info, opts.selection);
   if (unmatched.length > 0) {
@@ -383,42 +376,4 @@ async function runPython(
       ...(sanitized ? { cwd: sanitized[LOGS_ENV] } : {}),
     },
   );
-}
-
-/**
- * `python -m opgen_conformance <args>` with the runner's environment: each
- * JSON line on its stdout is a progress event for `onEvent`; a non-zero exit
- * is a UserError that names `what` and shows the last lines it printed.
- */
-export async function runRunnerProcess(
-  python: string,
-  args: readonly string[],
-  what: string,
-  onEvent: (e: unknown) => void,
-  extra: { readonly env?: Record<string, string>; readonly cwd?: string } = {},
-): Promise<void> {
-  const child = execa(python, ["-m", "opgen_conformance", ...args], {
-    env: { ...pythonEnv(), ...(useColor(process.stderr) ? {} : { NO_COLOR: "1" }), ...(extra.env ?? {}) },
-    ...(extra.cwd ? { cwd: extra.cwd } : {}),
-    reject: false,
-    buffer: { stdout: false, stderr: true },
-    stdin: "pipe",
-  });
-  let tail = "";
-  for await (const line of child.iterable({ from: "stdout" })) {
-    const text = String(line);
-    let event: unknown;
-    try {
-      event = JSON.parse(text);
-    } catch {
-      tail = `${tail}\n${text}`.slice(-4000);
-      continue;
-    }
-    onEvent(event);
-  }
-  const r = await child;
-  if (r.exitCode !== 0) {
-    const err = `${String(r.stderr ?? "")}\n${tail}`.trim().split("\n").slice(-6).join("\n");
-    throw new UserError(`${what} failed (exit ${r.exitCode ?? r.signal}):\n${err}`);
-  }
 }

@@ -18,7 +18,6 @@
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { execa } from "execa";
 import { parseBackendYaml } from "../backend/load.js";
 import type { BackendConfig } from "../backend/types.js";
 import {
@@ -33,7 +32,7 @@ import { resolvePython } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
 import { writeText } from "../write/files.js";
 import { appendToTopLevelList } from "../yaml/edit.js";
-import { pythonEnv } from "./driver.js";
+import { runnerOutput } from "./runner.js";
 
 export interface TracedModel {
   /** The model file, as the runner resolved it (absolute). */
@@ -56,21 +55,8 @@ export async function traceModel(python: string, spec: string, cancel?: AbortSig
   if (file !== "zoo" && !isFile(file) && !(!file.endsWith(".py") && isFile(`${file}.py`))) {
     throw new UserError(`--model ${spec}: ${path.resolve(file)}: no such model file`);
   }
-  const r = await execa(python, ["-m", "opgen_conformance", "model-ops", "--model", spec], {
-    env: pythonEnv(),
-    reject: false,
-    ...(cancel ? { cancelSignal: cancel } : {}),
-  });
-  if (r.isCanceled) throw new Error("model-ops was cancelled");
-  if (r.exitCode !== 0) {
-    const why = String(r.stderr ?? "")
-      .trim()
-      .split("\n")
-      .slice(-3)
-      .join("\n");
-    throw new UserError(`--model ${spec}: ${why || `the runner exited with ${r.exitCode ?? r.signal}`}`);
-  }
-  return parseTrace(String(r.stdout), spec);
+  const text = await runnerOutput(python, ["model-ops", "--model", spec], `--model ${spec}`, cancel);
+  return parseTrace(text, spec);
 }
 
 function isFile(p: string): boolean {

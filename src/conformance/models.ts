@@ -13,10 +13,9 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { execa } from "execa";
-import { UserError } from "../util/errors.js";
 import { cmp } from "../vocab.js";
 import type { RunConfigModel } from "./runconfig.js";
+import { runnerOutput } from "./runner.js";
 import type { ManifestOp } from "./select.js";
 import type { RawRecord, Result, Status } from "./types.js";
 
@@ -74,23 +73,11 @@ export function modelName(file: string, c: string): string {
 }
 
 /** The cases `specs` (each `FILE[:NAME[,NAME]]`, `zoo` the shipped zoo) select, asked of the runner. */
-export async function resolveModelCases(
-  python: string,
-  specs: readonly string[],
-  env: Record<string, string>,
-): Promise<RunConfigModel[]> {
+export async function resolveModelCases(python: string, specs: readonly string[]): Promise<RunConfigModel[]> {
   const out: RunConfigModel[] = [];
   for (const spec of specs) {
-    const r = await execa(python, ["-m", "opgen_conformance", "model-cases", "--model", spec], { env, reject: false });
-    if (r.exitCode !== 0) {
-      const why = String(r.stderr ?? "")
-        .trim()
-        .split("\n")
-        .slice(-3)
-        .join("\n");
-      throw new UserError(`--model ${spec}: ${why || `the runner exited with ${r.exitCode}`}`);
-    }
-    for (const c of JSON.parse(String(r.stdout)) as { file: string; case: string }[]) {
+    const text = await runnerOutput(python, ["model-cases", "--model", spec], `--model ${spec}`);
+    for (const c of JSON.parse(text) as { file: string; case: string }[]) {
       const name = modelName(c.file, c.case);
       if (!out.some((m) => m.name === name)) out.push({ name, file: c.file, case: c.case });
     }

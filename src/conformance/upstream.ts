@@ -30,9 +30,10 @@ import { style } from "../util/term.js";
 import { acquireLock, writeFiles, writeText } from "../write/files.js";
 import { appendToTopLevelList } from "../yaml/edit.js";
 import { makeReport } from "./aggregate.js";
-import { type Outputs, pythonEnv, runRunnerProcess, writeOutputs } from "./driver.js";
+import { type Outputs, writeOutputs } from "./driver.js";
 import { applyExpectations, EMPTY_EXPECTATIONS, type ExpectationsFile, loadExpectations } from "./expectations.js";
 import { toTerminal } from "./formats.js";
+import { pythonEnv, runnerOutput, runRunnerProcess } from "./runner.js";
 import { readManifest, type Shard } from "./select.js";
 import type { Report, Result } from "./types.js";
 import {
@@ -161,19 +162,12 @@ async function missingImports(
 ): Promise<Record<string, string[]>> {
   if (files.length === 0) return {};
   const abs = files.map((f) => path.join(testDir, f));
-  const r = await execa(python, ["-m", "opgen_conformance", "upstream-deps", "--test-dir", testDir, ...abs], {
-    env: pythonEnv(),
-    reject: false,
-  });
-  if (r.exitCode !== 0) {
-    const why = String(r.stderr ?? "")
-      .trim()
-      .split("\n")
-      .slice(-3)
-      .join("\n");
-    throw new UserError(`cannot read the imports of the upstream test files:\n${why}`);
-  }
-  const raw = JSON.parse(String(r.stdout)) as Record<string, string[]>;
+  const text = await runnerOutput(
+    python,
+    ["upstream-deps", "--test-dir", testDir, ...abs],
+    "cannot read the imports of the upstream test files",
+  );
+  const raw = JSON.parse(text) as Record<string, string[]>;
   const out: Record<string, string[]> = {};
   for (const f of files) out[f] = raw[path.join(testDir, f)] ?? [];
   return out;
