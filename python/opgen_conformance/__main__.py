@@ -26,6 +26,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--package", required=True)
     p.add_argument("--device", required=True)
     p.add_argument("--json", action="store_true")
+    sub.add_parser("cpu-capability", help="eager CPU's vector capability (torch.backends.cpu.get_cpu_capability())")
     p = sub.add_parser("model-cases", help="list the cases a model file spec selects (JSON)")
     p.add_argument("--model", required=True, help="FILE[:NAME,...]; 'zoo' is the shipped zoo")
     p = sub.add_parser("model-ops", help="the aten overloads a model file's cases dispatch on eager CPU (JSON)")
@@ -64,6 +65,11 @@ def main(argv: list[str]) -> int:
         return 0
     if a.cmd == "rerun":
         return rerun(a)
+    if a.cmd == "cpu-capability":
+        import torch
+
+        print(torch.backends.cpu.get_cpu_capability())
+        return 0
     if a.cmd == "model-cases":
         from .modelfile import ModelFileError, resolve, select
 

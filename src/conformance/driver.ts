@@ -21,7 +21,7 @@ import { applyExpectations, EMPTY_EXPECTATIONS, type ExpectationsFile, loadExpec
 import { problems, toHtml, toJson, toJunit, toMarkdown, toTerminal } from "./formats.js";
 import { isModel, MODEL_DTYPE, modelCases, modelReplayLines, modelTimes, resolveModelCases } from "./models.js";
 import { type RunConfig, type RunConfigModel, runConfig } from "./runconfig.js";
-import { PYTHON_DIR, pythonEnv, runRunnerProcess } from "./runner.js";
+import { cpuCapability, PYTHON_DIR, pythonEnv, runRunnerProcess } from "./runner.js";
 import { LOGS_ENV, loadSanitizedBuild, sanitizerEnv } from "./sanitize.js";
 import { type OpInfo, type OpManifest, readManifest, type Selection, type Shard, selectOps } from "./select.js";
 import { OP_KINDS, type OpKind, type OpUnderTest, type Report } from "./types.js";
@@ -169,6 +169,8 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
     models,
   });
   writeText(configFile, `${JSON.stringify(config, null, 2)}\n`);
+  // Eager's CPU capability, for expectations that name one (Note [CPU capability]), while the runner runs.
+  const cpuP = exp.expectations.some((e) => e.cpu !== undefined) ? cpuCapability(python) : Promise.resolve(undefined);
   // The uncovered core overloads, for the reports (coverage.ts), while the runner runs.
   const coverageP =
     opts.json || opts.html || opts.markdown ? reportCoverage(project, python) : Promise.resolve(undefined);
@@ -180,7 +182,7 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
 
   const raw = readJsonl(resultsFile);
   const wanted = [...ops, ...models.map((m) => ({ op: m.name, dtypes: [MODEL_DTYPE] }))];
-  const results = applyExpectations(aggregate(raw, wanted), exp.expectations);
+  const results = applyExpectations(aggregate(raw, wanted), exp.expectations, await cpuP);
   const report = makeReport(
     {
       device,

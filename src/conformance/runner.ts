@@ -82,3 +82,9 @@ export async function runRunnerProcess(
     throw new UserError(`${what} failed (exit ${r.exitCode ?? r.signal}):\n${err}`);
   }
 }
+
+/** torch.backends.cpu.get_cpu_capability() of eager CPU in `python` ("AVX2", "AVX512", "DEFAULT", ...). */
+export async function cpuCapability(python: string): Promise<string> {
+  const text = await runnerOutput(python, ["cpu-capability"], "asking eager CPU's capability");
+  return text.trim();
+}
