@@ -191,21 +191,23 @@ export function upstreamSection(
   return { commit: meta.commit, source: meta.source, strict: meta.strict, files };
 }
 
+/** UpstreamCounts' keys, in report column order. */
+const COUNT_KEYS: readonly (keyof UpstreamCounts)[] = [
+  "tests",
+  "passed",
+  "passed_on_cpu",
+  "failed",
+  "crashed",
+  "timed_out",
+  "skipped",
+  "xfail",
+  "xpass",
+  "used_fallback",
+];
+
 function total(u: UpstreamReport): UpstreamCounts {
-  const keys: (keyof UpstreamCounts)[] = [
-    "tests",
-    "passed",
-    "passed_on_cpu",
-    "failed",
-    "crashed",
-    "timed_out",
-    "skipped",
-    "xfail",
-    "xpass",
-    "used_fallback",
-  ];
   return Object.fromEntries(
-    keys.map((k) => [k, u.files.reduce((s, f) => s + f.counts[k], 0)]),
+    COUNT_KEYS.map((k) => [k, u.files.reduce((s, f) => s + f.counts[k], 0)]),
   ) as unknown as UpstreamCounts;
 }
 
@@ -268,34 +270,9 @@ export function upstreamHtml(
       "<th>crashed</th><th>timed out</th><th>skipped</th><th>xfail</th><th>xpass</th><th>ran some op on CPU</th></tr>",
   );
   for (const f of u.files) {
-    const c = f.counts;
-    const cells = [
-      c.tests,
-      c.passed,
-      c.passed_on_cpu,
-      c.failed,
-      c.crashed,
-      c.timed_out,
-      c.skipped,
-      c.xfail,
-      c.xpass,
-      c.used_fallback,
-    ];
-    const keys = [
-      "tests",
-      "passed",
-      "passed_on_cpu",
-      "failed",
-      "crashed",
-      "timed_out",
-      "skipped",
-      "xfail",
-      "xpass",
-      "used_fallback",
-    ];
     o.push(
       `<tr class="upstream-file" data-file="${esc(f.file)}"><td><code>${esc(fileName(f))}</code></td>` +
-        cells.map((v, i) => `<td data-key="${keys[i]}">${v}</td>`).join("") +
+        COUNT_KEYS.map((k) => `<td data-key="${k}">${f.counts[k]}</td>`).join("") +
         "</tr>",
     );
   }
