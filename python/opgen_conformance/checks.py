@@ -20,7 +20,8 @@ values" show up as different failures:
   inplace         in-place ops return self and mutate it like CPU does
   out             out= ops return `out`, write into it and resize it
   out_nonempty    out= into a wrongly shaped non-empty out and a non-contiguous out
-  view            view ops share storage with their base (when CPU's result does)
+  view            view ops share storage with their base (when CPU's result does),
+                  and a write through the result reaches the base as on CPU
   gradients       backward on device vs CPU (functional ops, floating dtypes)
   fallback        the device's own kernel ran, not the CPU fallback
 
@@ -68,24 +69,83 @@ CHECKS = (
 GRAD_DTYPES = (torch.float32, torch.float64)
 
 
+def is_view_key(key: str) -> bool:
+    """Is the fallback counter's key (``aten::unfold``, ``aten::add.out``) a view
+    op: a return aliasing an input without writing it (``Tensor(a)``), or an
+    in-place view op (tag inplace_view)? Unknown names are not."""
+    ns, sep, rest = key.partition("::")
+    if not sep:
+        ns, rest = "aten", key
+    base, _, overload = rest.partition(".")
+    try:
+        op = getattr(getattr(getattr(torch.ops, ns), base), overload or "default")
+    except (AttributeError, RuntimeError):
+        return False
+    if torch.Tag.inplace_view in op.tags:
+        return True
+    return any(r.alias_info is not None and not r.alias_info.is_write for r in op._schema.returns)
+
+
 def fallback_verdict(name: str, counts: dict[str, int]) -> Verdict:
     """Did the call run on the CPU fallback? The op itself or a sibling overload
     (``cos`` runs ``cos.out`` when only the structured kernel is missing) on the
     fallback fails; other operators on the fallback only warn: a kernel may
-    legitimately call operators the backend does not implement."""
+    legitimately call operators the backend does not implement -- except a view
+    op, which fails wherever it is (Note [No views through the fallback] in
+    backends/ref's runtime/Fallback.cpp): the fallback can only return a copy,
+    so writes through the result never reach its base."""
     base = name.partition(".")[0].rstrip("_")
-    own, other = [], []
+    own, other, views = [], [], []
     for key, n in sorted(counts.items()):
         if n <= 0:
             continue
         op = key[len("aten::") :] if key.startswith("aten::") else key
+        if is_view_key(key):
+            views.append(f"{key} x{n}")
         (own if op.partition(".")[0].rstrip("_") == base else other).append(f"{key} x{n}")
+    if views:
+        return (
+            "fail",
+            "view ops reached the CPU fallback, which returns a copy, not a view (a write through the "
+            "result would not reach its base); a view op must be native on the device: " + ", ".join(views),
+        )
     if own:
         return ("fail", "ran on the CPU fallback: " + ", ".join(own))
     if other:
         return ("warn", "called operators that ran on the CPU fallback: " + ", ".join(other))
     return ("pass", "")
 
+
+
+def _write_through(c: torch.Tensor, d: torch.Tensor, cinputs: list, dinputs: list) -> str | None:
+    """Note [Views write through]: the same write through CPU's view `c` and
+    the device's `d` (a fill with a value `c` does not hold everywhere) must
+    leave every input as it leaves CPU's: sharing a storage is not enough, the
+    view must cover the same elements of it. None where it does, or where CPU
+    itself cannot write through its view (a conjugate or negative view)."""
+    with torch.no_grad():
+        if c.dtype == torch.bool:
+            marker: Any = not bool(c.reshape(-1)[0])
+        else:
+            marker = 3 if bool((c == 5).all()) else 5
+        try:
+            c.fill_(marker)
+        except Exception:
+            return None
+        try:
+            d.fill_(marker)
+        except Exception as e:
+            return f"a write through it raised {short(e)}; CPU's view takes it"
+    for j, (ci, di) in enumerate(zip(cinputs, dinputs)):
+        if not isinstance(di, torch.Tensor) or di.shape != ci.shape:
+            continue
+        try:
+            torch.testing.assert_close(di.detach().to("cpu"), ci, rtol=0, atol=0, equal_nan=True)
+        except AssertionError:
+            return f"a write through it left input {j} unlike CPU's (the view does not cover the same elements of its base)"
+        except Exception:
+            continue
+    return None
 
 
 class Runner:
@@ -282,12 +342,17 @@ class Runner:
         din = {storage_ptr(t) for t in dinputs if t.numel() > 0}
         problems: list[str] = []
         checked = False
+        cinputs = tensors_in((cargs, ckw))
         for i, (c, d) in enumerate(zip(tensors_in(cres), tensors_in(dres))):
             if c.numel() == 0 or storage_ptr(c) not in cin:
                 continue
             checked = True
             if storage_ptr(d) not in din:
                 problems.append(f"output {i} is a copy, not a view of its input")
+                continue
+            why = _write_through(c, d, cinputs, dinputs)
+            if why is not None:
+                problems.append(f"output {i}: {why}")
         if problems:
             r["view"] = ("fail", "; ".join(problems))
         else:

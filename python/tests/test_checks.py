@@ -75,6 +75,28 @@ class ChecksTest(unittest.TestCase):
         r = self.verdicts("t", "functional", Sample((t(3, 4),), {}, "x"), view=True, faulty=False)
         self.assertEqual(r["view"], ("pass", ""))
 
+    def test_view_of_the_wrong_elements_fails_the_write_through(self):
+        # right storage, shape, strides and (on a constant input) values: only
+        # the write through it differs (k=7: no gradients, which see the shift)
+        r = self.verdicts("diagonal", "functional", Sample((torch.ones(3, 4),), {}, "x"), view=True, k=7)
+        self.assertOnlyFails(r, "view")
+        self.assertIn("output 0: a write through it left input 0 unlike CPU's", r["view"][1])
+        healthy = self.verdicts("diagonal", "functional", Sample((torch.ones(3, 4),), {}, "x"), view=True, faulty=False)
+        self.assertEqual(healthy["view"], ("pass", ""))
+
+    def test_view_write_through_over_overlapping_and_list_views(self):
+        # expand (stride 0), unfold (overlapping windows), unbind (a list of views)
+        for op, args in (("expand", (t(3, 1), [3, 4])), ("unfold", (t(3, 5), 1, 3, 1)), ("unbind.int", (t(3, 4), 1))):
+            with self.subTest(op=op):
+                r = self.verdicts(op, "functional", Sample(args, {}, "x"), view=True, faulty=False)
+                self.assertEqual(r["view"], ("pass", ""))
+
+    def test_view_op_on_the_fallback_fails_with_what_it_breaks(self):
+        r = self.verdicts("unfold", "functional", Sample((t(3, 5), 1, 3, 1), {}, "x"), view=True)
+        self.assertOnlyFails(r, "fallback")
+        self.assertIn("view ops reached the CPU fallback, which returns a copy", r["fallback"][1])
+        self.assertIn("aten::unfold x1", r["fallback"][1])
+
     def test_fallback(self):
         r = self.verdicts("cos", "functional", Sample((t(3, 4),), {}, "x"))
         self.assertOnlyFails(r, "fallback")
@@ -143,6 +165,21 @@ class ChecksTest(unittest.TestCase):
         self.assertEqual(fallback_verdict("add_.Tensor", {"aten::add.out": 2})[0], "fail")
         self.assertEqual(fallback_verdict("addmm", {"aten::mm": 1}), ("warn", "called operators that ran on the CPU fallback: aten::mm x1"))
         self.assertEqual(fallback_verdict("relu", {"aten::relu": 0}), ("pass", ""))
+
+    def test_a_view_op_on_the_fallback_fails_wherever_it_is(self):
+        from opgen_conformance.checks import fallback_verdict, is_view_key
+
+        # another op on the fallback warns, but not a view op (nor an in-place view op)
+        for key in ("aten::unfold", "aten::split.Tensor", "aten::transpose_", "aten::as_strided"):
+            with self.subTest(key=key):
+                self.assertTrue(is_view_key(key))
+                st, msg = fallback_verdict("addmm", {key: 1})
+                self.assertEqual(st, "fail")
+                self.assertTrue(msg.endswith("a view op must be native on the device: " + key + " x1"), msg)
+        # out= and in-place returns (Tensor(a!)) are no views
+        for key in ("aten::add.out", "aten::add_.Tensor", "aten::mm", "aten::no_such_op", "refdev::fused_x"):
+            with self.subTest(key=key):
+                self.assertFalse(is_view_key(key))
 
     def test_invalid_inputs_accept_a_subclass_of_eagers_exception(self):
         # eager: RuntimeError from its out dtype check; the kernel: NotImplementedError for the float input
