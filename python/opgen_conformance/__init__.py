@@ -38,9 +38,11 @@ import os
 
 # Note [No autoload]: `import torch` loads every device backend installed in
 # this Python (torch's backend autoload: each opgen-made package declares a
-# `torch.backends` entry point). Two PrivateUse1 backends cannot coexist
-# ("multiple backend fallbacks for PrivateUse1"), and the runner tests exactly
-# the package its manifest names, which RealDevice imports. Every entry point
+# `torch.backends` entry point). Two PrivateUse1 backends cannot coexist (an
+# opgen-made package refuses to load when another holds PrivateUse1, Note [One
+# PrivateUse1 backend]; one made otherwise aborts the process: "multiple
+# backend fallbacks for PrivateUse1"), and the runner tests exactly the
+# package its manifest names, which RealDevice imports. Every entry point
 # (run, worker, rerun, custom, ...) imports this package before torch, and
 # the processes it starts inherit the switch.
 os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"

@@ -237,9 +237,11 @@ export async function importCheck(
   target?: string,
 ): Promise<void> {
   // The package is imported explicitly, with torch's autoload off: another
-  // opgen-made backend installed in the same interpreter would otherwise be
-  // autoloaded too and abort the check ("multiple backend fallbacks for
-  // PrivateUse1"). That the package autoloads is tested by its own tests.
+  // backend installed in the same interpreter would otherwise be autoloaded
+  // first and hold PrivateUse1, so the package would refuse to load (Note
+  // [One PrivateUse1 backend] in the scaffold's _torch_<device>_autoload.py;
+  // a backend made otherwise aborts the process: "multiple backend fallbacks
+  // for PrivateUse1"). That the package autoloads is tested by its own tests.
   const checkEnv: Record<string, string> = { ...env, TORCH_DEVICE_BACKEND_AUTOLOAD: "0" };
   if (target) checkEnv.PYTHONPATH = [path.resolve(target), env.PYTHONPATH].filter(Boolean).join(path.delimiter);
   const r = await execa(python, ["-c", `import ${pkg}._C`], {

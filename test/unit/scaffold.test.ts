@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { execa } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { importCheck } from "../../src/scaffold/build.js";
@@ -196,7 +197,8 @@ describe("init: rendered project", () => {
     );
     const pyproject = readFileSync(path.join(dir, "pyproject.toml"), "utf8");
     expect(pyproject).toContain('[project.entry-points."torch.backends"]');
-    expect(pyproject).toContain('torch_my_chip = "torch_my_chip:_autoload"');
+    expect(pyproject).toContain('torch_my_chip = "_torch_my_chip_autoload:_autoload"');
+    expect(pyproject).toContain('py-modules = ["_torch_my_chip_autoload"]');
     const init = readFileSync(path.join(dir, "torch_my_chip/__init__.py"), "utf8");
     expect(init).toContain("TORCH_MY_CHIP_STRICT_FALLBACK");
     // The C++ is backends/ref's, byte for byte: Note [Projects copy the reference backend].
@@ -305,5 +307,159 @@ describe("build's post-install import check", () => {
     } finally {
       rmSync(site, { recursive: true, force: true });
     }
+  }, 120_000);
+});
+
+/**
+ * Note [One PrivateUse1 backend]: two opgen-made packages in one site. The
+ * scaffold's Python files are the real ones; each package's `_C` is a stand-in
+ * that registers a fallback on AutocastPrivateUse1 as the real extension's
+ * static initializers do (a second registration raises here, where the real
+ * one ends the process), and records that it loaded. The e2e test
+ * (conformance.test.ts) does the same with two built backends.
+ */
+describe("two backends in one interpreter", () => {
+  const python = process.env.OPGEN_PYTHON ?? path.resolve(".venv/bin/python");
+  const site = mkdtempSync(path.join(tmpdir(), "opgen-two-backends-"));
+  afterAll(() => rmSync(site, { recursive: true, force: true }));
+  const FAKE_C = [
+    "import sys, torch",
+    "_LIB = torch.library.Library('_', 'IMPL')",
+    "_LIB.fallback(torch.library.fallthrough_kernel, dispatch_key='AutocastPrivateUse1')",
+    "sys.modules.setdefault('loaded_extensions', type(sys)('loaded_extensions')).__dict__.setdefault('names', []).append(__name__)",
+    "def _device_count(): return 1",
+    "def _set_strict_fallback(on): pass",
+    "",
+  ].join("\n");
+  for (const name of ["aaa", "bbb"]) {
+    const files = renderScaffold("cpu", scaffoldVars(name, "cpu", TORCH));
+    for (const rel of [
+      `_torch_${name}_autoload.py`,
+      `torch_${name}/__init__.py`,
+      `torch_${name}/device.py`,
+      `torch_${name}/_compile.py`,
+    ]) {
+      mkdirSync(path.dirname(path.join(site, rel)), { recursive: true });
+      writeFileSync(path.join(site, rel), String(files.get(rel)));
+    }
+    writeFileSync(path.join(site, `torch_${name}`, "_C.py"), FAKE_C);
+    // The entry point as pyproject.toml declares it (what pip writes to entry_points.txt).
+    const entry = /\[project\.entry-points\."torch\.backends"\]\n(\S+) = "([^"]+)"/.exec(
+      String(files.get("pyproject.toml")),
+    );
+    expect(entry).not.toBeNull();
+    const dist = path.join(site, `torch_${name}-0.1.0.dist-info`);
+    mkdirSync(dist);
+    writeFileSync(path.join(dist, "METADATA"), `Metadata-Version: 2.1\nName: torch_${name}\nVersion: 0.1.0\n`);
+    writeFileSync(path.join(dist, "entry_points.txt"), `[torch.backends]\n${entry![1]} = ${entry![2]}\n`);
+  }
+
+  /** Runs `code` with the site on PYTHONPATH; it prints one JSON line. */
+  async function run(code: string, autoload: boolean) {
+    const prelude = [
+      "import json, sys, warnings",
+      "warnings.simplefilter('always')",
+      "caught = warnings.catch_warnings(record=True)",
+      "W = caught.__enter__()",
+      "def loaded(): return list(getattr(sys.modules.get('loaded_extensions'), 'names', []))",
+      "def warned(): return [str(w.message) for w in W if issubclass(w.category, RuntimeWarning)]",
+      "def refused(pkg):",
+      "    try:",
+      "        __import__(pkg)",
+      "    except ImportError as e:",
+      "        return [type(e).__name__, str(e)]",
+      "    return None",
+      "",
+    ].join("\n");
+    const r = await execa(python, ["-c", prelude + code], {
+      cwd: tmpdir(),
+      env: { PYTHONPATH: site, TORCH_DEVICE_BACKEND_AUTOLOAD: autoload ? "1" : "0" },
+      reject: false,
+      all: true,
+    });
+    expect(r.exitCode, String(r.all)).toBe(0);
+    return JSON.parse(String(r.stdout).trim().split("\n").at(-1)!);
+  }
+
+  it("under autoload the second is a warning and `import torch` works with the first; importing it then refuses", async () => {
+    const got = await run(
+      [
+        "import torch",
+        "first = torch._C._get_privateuse1_backend_name()",
+        "second = {'aaa': 'bbb', 'bbb': 'aaa'}[first]",
+        "x = torch.ones(2) + 1",
+        "print(json.dumps({'first': first, 'second': second, 'loaded': loaded(), 'warned': warned(),",
+        "  'module': hasattr(torch, first), 'other_module': hasattr(torch, second), 'cpu': x.tolist(),",
+        "  'refused': refused('torch_' + second), 'loaded_after': loaded()}))",
+      ].join("\n"),
+      true,
+    );
+    const { first, second } = got;
+    expect(got.loaded).toEqual([`torch_${first}._C`]);
+    expect(got.module).toBe(true);
+    expect(got.other_module).toBe(false);
+    expect(got.cpu).toEqual([2, 2]);
+    expect(got.warned).toHaveLength(1);
+    expect(got.warned[0]).toContain(`torch_${second} was not loaded by torch's backend autoload`);
+    expect(got.warned[0]).toContain(`'${first}' (torch_${first}) holds it already`);
+    expect(got.refused[0]).toBe("PrivateUse1InUse");
+    expect(got.refused[1]).toMatch(
+      new RegExp(
+        `^torch_${second} cannot load: PyTorch allows one PrivateUse1 backend per process, and '${first}' \\(torch_${first}\\) holds it already`,
+      ),
+    );
+    expect(got.loaded_after).toEqual([`torch_${first}._C`]);
+  }, 120_000);
+
+  it.each([
+    ["aaa"],
+    ["bbb"],
+  ])("an explicit import of torch_%s before torch wins over the autoloaded other", async (mine) => {
+    const other = mine === "aaa" ? "bbb" : "aaa";
+    const got = await run(
+      `import torch_${mine}\nimport torch\nprint(json.dumps({'name': torch._C._get_privateuse1_backend_name(), 'loaded': loaded(), 'warned': warned()}))`,
+      true,
+    );
+    expect(got.name).toBe(mine);
+    expect(got.loaded).toEqual([`torch_${mine}._C`]);
+    expect(got.warned).toHaveLength(1);
+    expect(got.warned[0]).toContain(`torch_${other} was not loaded`);
+    expect(got.warned[0]).toContain(`'${mine}' (torch_${mine}) holds it already`);
+  }, 120_000);
+
+  it("without autoload the second explicit import raises an ImportError naming the first, before its extension loads", async () => {
+    const got = await run(
+      "import torch, torch_aaa\nprint(json.dumps({'refused': refused('torch_bbb'), 'loaded': loaded(), 'again': refused('torch_bbb')}))",
+      false,
+    );
+    expect(got.refused[0]).toBe("PrivateUse1InUse");
+    expect(got.refused[1]).toContain("torch_bbb cannot load");
+    expect(got.refused[1]).toContain("'aaa' (torch_aaa) holds it already");
+    expect(got.refused[1]).toContain("TORCH_DEVICE_BACKEND_AUTOLOAD=0");
+    expect(got.again).toEqual(got.refused);
+    expect(got.loaded).toEqual(["torch_aaa._C"]);
+  }, 120_000);
+
+  it("a backend made otherwise holding PrivateUse1 (renamed, or only its kernels registered) is refused too", async () => {
+    const got = await run(
+      [
+        "import torch",
+        "lib = torch.library.Library('_', 'IMPL')",
+        "lib.fallback(torch.library.fallthrough_kernel, dispatch_key='PrivateUse1')",
+        "unnamed = refused('torch_aaa')",
+        "torch.utils.rename_privateuse1_backend('foreign')",
+        "print(json.dumps({'unnamed': unnamed, 'named': refused('torch_aaa'), 'loaded': loaded(),",
+        "  'claim': sys.modules['_opgen_privateuse1'].holder}))",
+      ].join("\n"),
+      false,
+    );
+    expect(got.unnamed[0]).toBe("PrivateUse1InUse");
+    expect(got.unnamed[1]).toContain(
+      "a backend not named yet (PrivateUse1 is still 'privateuseone', but PrivateUse1 has a fallback kernel) holds it already",
+    );
+    expect(got.named[1]).toContain("and 'foreign' holds it already");
+    expect(got.loaded).toEqual([]);
+    // A refused package gives its claim back.
+    expect(got.claim).toBeNull();
   }, 120_000);
 });
