@@ -2,7 +2,8 @@
  * Floating-to-integer casts of the CUDA kernel library agree with the CPU
  * library's (common/Dtypes.h's float_to_integral): code nvcc compiles spells
  * out x86's conversion (NaN and values outside int32's range become
- * INT32_MIN, narrower types keep its low bits; int64 through INT64_MIN),
+ * INT32_MIN, narrower types keep its low bits; int64 through INT64_MIN,
+ * uint32 its low bits, uint64 x86-64's unsigned conversion),
  * where the CPU library's static_cast is that conversion. Without a GPU the
  * device pass cannot run, but nvcc's host pass compiles the same
  * __host__ __device__ text: a program built by nvcc compares refk::store
@@ -41,7 +42,10 @@ int main() {
   const int bad = run<int32_t, float>("float->int32") + run<int16_t, float>("float->int16") +
                   run<int8_t, float>("float->int8") + run<uint8_t, float>("float->uint8") +
                   run<int64_t, float>("float->int64") + run<int32_t, double>("double->int32") +
-                  run<int16_t, double>("double->int16") + run<int64_t, double>("double->int64");
+                  run<int16_t, double>("double->int16") + run<int64_t, double>("double->int64") +
+                  run<uint16_t, float>("float->uint16") + run<uint32_t, float>("float->uint32") +
+                  run<uint64_t, float>("float->uint64") + run<uint32_t, double>("double->uint32") +
+                  run<uint64_t, double>("double->uint64");
   std::printf("%d differ\n", bad);
   return bad != 0;
 }

@@ -58,6 +58,20 @@ typedef enum refkDtype {
   // other call answers refkErrorUnsupportedDtype.
   refkComplex64 = 10,
   refkComplex128 = 11,
+  // Note [Storage dtypes]: the unsigned integers wider than a byte and the
+  // 8-bit floating formats (float8_e4m3fn, float8_e5m2, their fnuz
+  // variants, float8_e8m0fnu; common/Dtypes.h converts them as c10 does).
+  // Only refkCopy and refkFill take them, as eager CPU's copies, casts,
+  // fills and cat do; the glue compares them (eq, ne) in a wider dtype the
+  // library computes in. Every other call answers refkErrorUnsupportedDtype.
+  refkUInt16 = 12,
+  refkUInt32 = 13,
+  refkUInt64 = 14,
+  refkFloat8E4M3FN = 15,
+  refkFloat8E5M2 = 16,
+  refkFloat8E4M3FNUZ = 17,
+  refkFloat8E5M2FNUZ = 18,
+  refkFloat8E8M0FNU = 19,
 } refkDtype;
 
 typedef struct refkTensor {
@@ -88,7 +102,9 @@ const char* refkLastError(void);
 // .to(), copy_, clone, contiguous, cat into slices, flip, pad, repeat...).
 // A real value becomes (value, 0); a complex one cast to a real dtype keeps
 // its real part (as c10's static_cast_with_inter_type). refkFill's value
-// fills complex elements as (value.f, 0).
+// fills complex elements as (value.f, 0). Both take the storage dtypes
+// (Note [Storage dtypes]): a float8 value converts through float, an
+// unsigned one fills from value.i's bits.
 refkStatus refkCopy(const refkContext* ctx, const refkTensor* dst, const refkTensor* src);
 refkStatus refkFill(const refkContext* ctx, const refkTensor* dst, refkScalar value);
 

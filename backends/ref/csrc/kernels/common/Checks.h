@@ -29,6 +29,14 @@ inline const char* dtype_name(refkDtype d) {
     case refkFloat64: return "float64";
     case refkComplex64: return "complex64";
     case refkComplex128: return "complex128";
+    case refkUInt16: return "uint16";
+    case refkUInt32: return "uint32";
+    case refkUInt64: return "uint64";
+    case refkFloat8E4M3FN: return "float8_e4m3fn";
+    case refkFloat8E5M2: return "float8_e5m2";
+    case refkFloat8E4M3FNUZ: return "float8_e4m3fnuz";
+    case refkFloat8E5M2FNUZ: return "float8_e5m2fnuz";
+    case refkFloat8E8M0FNU: return "float8_e8m0fnu";
   }
   return "unknown dtype";
 }

@@ -147,8 +147,7 @@ REFK_HOST_DEVICE inline void write_value(refkDtype d, char* p, A v) {
     case refkBFloat16: *reinterpret_cast<BFloat16*>(p) = store<BFloat16>(v); break;
     case refkFloat32: *reinterpret_cast<float*>(p) = store<float>(v); break;
     case refkFloat64: *reinterpret_cast<double*>(p) = store<double>(v); break;
-    case refkComplex64:
-    case refkComplex128: break;  // no reduction writes complex (callers dispatch first)
+    default: break;  // no reduction writes complex or a storage dtype (callers dispatch first)
   }
 }
 

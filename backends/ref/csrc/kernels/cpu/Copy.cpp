@@ -1,5 +1,6 @@
 // Copies, casts, fills, where and clamp of the CPU reference library: the
-// kernels that move or select values rather than compute new ones.
+// kernels that move or select values rather than compute new ones. Copies
+// and fills take every dtype, the storage dtypes too (Note [Storage dtypes]).
 #include "kernels/common/Pointwise.h"
 #include "kernels/cpu/Common.h"
 
@@ -13,7 +14,7 @@ template <class T>
 refkStatus copy_from(int threads, const refkTensor& dst, const refkTensor& src) {
   const refkTensor* ops[2] = {&dst, &src};
   const Loop<2> loop(ops);
-  return dispatch(dst.dtype, [&](auto tag) -> refkStatus {
+  return dispatch_storage(dst.dtype, [&](auto tag) -> refkStatus {
     using D = typename decltype(tag)::type;
     if constexpr (std::is_same_v<D, T>) {
       loop.run(threads, [&](char* const* p, const int64_t* s, int64_t n) {
@@ -54,7 +55,7 @@ refkStatus copy_complex(int threads, const refkTensor& dst, const refkTensor& sr
     return dispatch_complex(dst.dtype, [&](auto d_tag) {
       using D = typename decltype(d_tag)::type;
       using R = decltype(D{}.re);
-      return dispatch(src.dtype, [&](auto s_tag) -> refkStatus {
+      return dispatch_storage(src.dtype, [&](auto s_tag) -> refkStatus {
         using S = typename decltype(s_tag)::type;
         map_elements<D, S>(loop, threads, [](S v) { return D{static_cast<R>(load(v)), R(0)}; });
         return refkSuccess;
@@ -64,7 +65,7 @@ refkStatus copy_complex(int threads, const refkTensor& dst, const refkTensor& sr
   return dispatch_complex(src.dtype, [&](auto s_tag) {
     using S = typename decltype(s_tag)::type;
     if (!is_complex(dst.dtype)) {
-      return dispatch(dst.dtype, [&](auto d_tag) -> refkStatus {
+      return dispatch_storage(dst.dtype, [&](auto d_tag) -> refkStatus {
         using D = typename decltype(d_tag)::type;
         map_elements<D, S>(loop, threads, [](S v) { return store<D>(v.re); });
         return refkSuccess;
@@ -91,7 +92,8 @@ refkStatus refkCopy(const refkContext* ctx, const refkTensor* dst, const refkTen
     if (auto s = check_shapes("copy", {dst, src})) return s;
     const Access access({dst, src});
     if (is_complex(dst->dtype) || is_complex(src->dtype)) return copy_complex(ctx->num_threads, *dst, *src);
-    return dispatch(src->dtype, [&](auto tag) { return copy_from<typename decltype(tag)::type>(ctx->num_threads, *dst, *src); });
+    return dispatch_storage(src->dtype,
+                            [&](auto tag) { return copy_from<typename decltype(tag)::type>(ctx->num_threads, *dst, *src); });
   });
 }
 
@@ -118,7 +120,7 @@ refkStatus refkFill(const refkContext* ctx, const refkTensor* dst, refkScalar va
       });
       return refkSuccess;
     };
-    return is_complex(dst->dtype) ? dispatch_complex(dst->dtype, fill_with) : dispatch(dst->dtype, fill_with);
+    return is_complex(dst->dtype) ? dispatch_complex(dst->dtype, fill_with) : dispatch_storage(dst->dtype, fill_with);
   });
 }
 

@@ -1,5 +1,6 @@
 // Copies, fills, where and clamp of the CUDA reference library, all on the
-// shared elementwise launcher (Common.cuh). A same-dtype copy between dense
+// shared elementwise launcher (Common.cuh); copies and fills take the
+// storage dtypes too (Note [Storage dtypes]). A same-dtype copy between dense
 // operands of one layout is one cudaMemcpyAsync.
 #include "kernels/common/Pointwise.h"
 #include "kernels/cuda/Common.cuh"
@@ -91,9 +92,9 @@ refkStatus refkCopy(const refkContext* ctx, const refkTensor* dst, const refkTen
       return refkSuccess;
     }
   }
-  return dispatch(src->dtype, [&](auto s_tag) {
+  return refk::dispatch_storage(src->dtype, [&](auto s_tag) {
     using S = typename decltype(s_tag)::type;
-    return dispatch(dst->dtype, [&](auto d_tag) {
+    return refk::dispatch_storage(dst->dtype, [&](auto d_tag) {
       using D = typename decltype(d_tag)::type;
       return for_each<2>("copy", ctx, ops, Cast<D, S>{});
     });
@@ -102,7 +103,7 @@ refkStatus refkCopy(const refkContext* ctx, const refkTensor* dst, const refkTen
 
 refkStatus refkFill(const refkContext* ctx, const refkTensor* dst, refkScalar value) {
   const refkTensor* ops[1] = {dst};
-  return dispatch(dst->dtype, [&](auto tag) {
+  return refk::dispatch_storage(dst->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = from_scalar<T>(value);
     return for_each<1>("fill", ctx, ops, Set<T>{v});
