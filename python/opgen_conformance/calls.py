@@ -174,7 +174,10 @@ class Calls:
             # in-place or out= overload returns its self/out argument whatever
             # the backend's kernel returned, so a kernel returning another
             # tensor is visible only where autograd steps aside. Inference
-            # mode does, and changes nothing else these overloads do.
+            # mode does, and changes nothing else these overloads do. Users'
+            # code sees it there too (`y = x.add_(1)` under inference_mode
+            # must give `y is x`). Runner._identity (checks.py) judges each
+            # `-> Tensor(a!)` return against the argument of its alias set.
             with torch.inference_mode():
                 c.result, c.error = attempt(lambda: self.dev.call(self.name, self.op, c.args, {**c.kwargs, **c.outs}))
         else:

@@ -17,8 +17,9 @@ values" show up as different failures:
   device_index    with inputs on device 1 (device 0 current): results there, as on 0
   strides         output strides equal (a warning only: strides are not contract)
   mutation        arguments the schema does not let the op write are unchanged
-  inplace         in-place ops return self and mutate it like CPU does
-  out             out= ops return `out`, write into it and resize it
+  inplace         in-place ops return self itself (also where autograd does not
+                  return it for them: inference mode) and mutate it like CPU does
+  out             out= ops return `out` itself, write into it and resize it
   out_nonempty    out= into a wrongly shaped non-empty out and a non-contiguous out
   view            view ops share storage with their base (when CPU's result does),
                   and a write through the result reaches the base as on CPU
@@ -148,6 +149,14 @@ def _write_through(c: torch.Tensor, d: torch.Tensor, cinputs: list, dinputs: lis
     return None
 
 
+def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """One StorageImpl (empty tensors' storages all have data_ptr 0)."""
+    try:
+        return a.untyped_storage()._cdata == b.untyped_storage()._cdata
+    except Exception:
+        return False
+
+
 class Runner:
     """Runs samples of one (overload, dtype) on CPU and the device."""
 
@@ -202,7 +211,7 @@ class Runner:
         self._outputs(wide, ref.result, dev.result, r)
         self._mutation(s, ref, dev, r)
         if self.kind == "inplace" or self.write_args and self.kind != "out":
-            self._inplace(wide, ref.args, dev.args, dev.result, r)
+            self._inplace(wide, ref.args, dev.args, dev.result, r, dev.kwargs)
         if self.kind == "out":
             self._out(wide, ref.outs, dev.outs, dev.result, r)
         if self.is_view:
@@ -308,15 +317,58 @@ class Runner:
                     break
         r["mutation"] = ("fail", "; ".join(problems)[:MAX_MSG]) if problems else ("pass", "")
 
-    def _inplace(self, wide: Wide, cargs: tuple, dargs: tuple, dres: Any, r: dict[str, Verdict]) -> None:
-        problems: list[str] = []
+    def _identity(self, dargs: tuple, dkwargs: dict, dres: Any, outs: bool) -> tuple[list[str], list[str]]:
+        """Note [Identity under inference mode] (calls.py): each return the
+        schema aliases to a written argument (``-> Tensor(a!)``) must be that
+        argument, the same tensor as eager returns; `outs` picks the out=
+        arguments (keyword-only) or the others. In-place foreach overloads
+        (``Tensor(a!)[] self``) return nothing and are not judged here.
+        (failures, warnings): another tensor over the argument's memory (same
+        storage, offset, shape and strides, not the same tensor) only warns."""
+        rets = self.schema.returns
+        values = [dres] if len(rets) == 1 else list(dres) if isinstance(dres, (tuple, list)) else [dres]
+        fails: list[str] = []
+        warns: list[str] = []
+        for k, ret in enumerate(rets):
+            alias = ret.alias_info
+            if k >= len(values) or alias is None or not alias.is_write or not isinstance(ret.type, torch.TensorType):
+                continue
+            for i, a in enumerate(self.schema.arguments):
+                if a.alias_info is None or not a.alias_info.is_write or a.alias_info.before_set != alias.before_set:
+                    continue
+                if a.kwarg_only != outs:
+                    break
+                arg = dargs[i] if i < len(dargs) and not a.kwarg_only else dkwargs.get(a.name)
+                got = values[k]
+                what = "self" if a.name == "self" else f"'{a.name}'"
+                if got is arg or not isinstance(arg, torch.Tensor):
+                    break
+                if not isinstance(got, torch.Tensor):
+                    fails.append(f"returned {type(got).__name__} instead of {what}")
+                elif (
+                    _same_storage(got, arg)
+                    and got.storage_offset() == arg.storage_offset()
+                    and got.shape == arg.shape
+                    and got.stride() == arg.stride()
+                    and got.dtype == arg.dtype
+                ):
+                    warns.append(
+                        f"returned another tensor over {what}'s memory, not {what} itself (`result is {a.name}` "
+                        "is False under torch.inference_mode(), where autograd does not return it for the kernel)"
+                    )
+                else:
+                    fails.append(
+                        f"returned a new tensor instead of {what} (seen under torch.inference_mode(), where "
+                        f"autograd does not return {what} for the kernel)"
+                    )
+                break
+        return fails, warns
+
+    def _inplace(
+        self, wide: Wide, cargs: tuple, dargs: tuple, dres: Any, r: dict[str, Verdict], dkwargs: dict | None = None
+    ) -> None:
+        problems, warns = self._identity(dargs, dkwargs or {}, dres, outs=False)
         idx = self.write_args or [0]
-        # In-place foreach overloads (Tensor(a!)[] self) return nothing: only
-        # their lists' values are checked.
-        if self.kind == "inplace" and self.schema.returns:
-            first = dres[0] if isinstance(dres, (tuple, list)) and dres else dres
-            if idx[0] < len(dargs) and first is not dargs[idx[0]]:
-                problems.append("returned a new tensor instead of self")
         for i in idx:
             if i >= len(cargs) or i >= len(dargs):
                 continue
@@ -326,16 +378,16 @@ class Runner:
                     name = self.schema.arguments[i].name
                     problems.append(f"'{name}' after the call differs from CPU: {why}")
                     break
-        r["inplace"] = ("fail", "; ".join(problems)) if problems else ("pass", "")
+        r["inplace"] = ("fail", "; ".join(problems)) if problems else ("warn", "; ".join(warns)) if warns else ("pass", "")
 
     def _out(self, wide: Wide, couts: dict, douts: dict, dres: Any, r: dict[str, Verdict]) -> None:
-        problems: list[str] = []
-        rflat = tensors_in(dres)
-        for i, (n, ct, dt) in enumerate(out_pairs(couts, douts)):
-            if i < len(rflat) and rflat[i] is not dt:
-                problems.append(f"returned a new tensor instead of '{n}'")
+        problems, warns = self._identity((), douts, dres, outs=True)
+        for n, ct, dt in out_pairs(couts, douts):
             problems += self.calls.out_problems("", n, ct, dt, lambda n=n: wide.out(n))
-        r["out"] = ("fail", "; ".join(problems)[:MAX_MSG]) if problems else ("pass", "")
+        if problems:
+            r["out"] = ("fail", "; ".join(problems)[:MAX_MSG])
+        else:
+            r["out"] = ("warn", "; ".join(warns)[:MAX_MSG]) if warns else ("pass", "")
 
     def _view(self, cargs: tuple, ckw: dict, cres: Any, dinputs: list, dres: Any, r: dict[str, Verdict]) -> None:
         cin = {storage_ptr(t) for t in tensors_in((cargs, ckw)) if t.numel() > 0}
