@@ -63,6 +63,21 @@ at::Tensor binary(const at::Tensor& a, const at::Tensor& b, refkBinaryOp op, Rul
   // spectral user code do); any other op refuses them.
   const bool complex_arith =
       c10::isComplexType(compute) && (op == refkAdd || op == refkSub || op == refkMul || op == refkDiv);
+  // Note [Storage dtypes] (RefKernels.h): eq and ne are eager CPU's only
+  // comparisons of uint16/32/64 and float8 (lt, le, gt, ge refuse them, as
+  // kernel_dtype below does). They compare in a dtype the library computes
+  // in that keeps every value apart: both operands rounded to the storage
+  // dtype first (a Python number as eager rounds it), then widened exactly
+  // (uint16 -> int32, uint32 -> int64, float8 -> float32, as c10 compares
+  // float8 values) or, for uint64, as the same bits in int64.
+  if (rule == Rule::Compare && (op == refkEq || op == refkNe) && is_storage_only(compute)) {
+    const c10::ScalarType wide = c10::isFloat8Type(compute) ? c10::kFloat
+                                 : compute == c10::kUInt16  ? c10::kInt
+                                                            : c10::kLong;
+    const at::Tensor x = to_dtype(to_dtype(a, compute, device, name), wide, device, name);
+    const at::Tensor y = to_dtype(to_dtype(b, compute, device, name), wide, device, name);
+    return binary(x, y, op, rule, name);
+  }
   if (!complex_arith) kernel_dtype(compute, name);
   const auto shape = at::infer_size(a.sizes(), b.sizes());
   // Note [Reduced-precision scalars]: ATen's CPU mul and true division keep a

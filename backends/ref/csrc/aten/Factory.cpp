@@ -23,11 +23,13 @@ at::TensorOptions factory_options(std::optional<at::ScalarType> dtype, std::opti
   return at::TensorOptions().dtype(dtype).layout(layout).device(device).pinned_memory(pin_memory);
 }
 
-// out <- value (already converted with fill_value); out lives on the device.
+// out <- value (already converted with fill_value, which refuses complex);
+// out lives on the device, of any dtype the library fills (the storage dtypes
+// too, Note [Storage dtypes]).
 at::Tensor filled(at::Tensor out, const refkScalar& value, const char* op) {
   if (out.numel() == 0) return out;
   const c10::DeviceGuard guard(out.device());
-  const refkTensor d = describe(out, op);
+  const refkTensor d = describe_storage(out, op);
   const refkContext ctx = context();
   check(refkFill(&ctx, &d, value), op);
   return out;
@@ -97,8 +99,10 @@ at::Tensor& fill_(at::Tensor& self, const at::Tensor& value) {
               " dimensions.");
   if (value.device() != self.device()) return opgen_ref::fill_(self, value.item());
   const c10::DeviceGuard guard(self.device());
-  kernel_dtype(self.scalar_type(), "fill_");
-  kernel_dtype(value.scalar_type(), "fill_");
+  for (const c10::ScalarType t : {self.scalar_type(), value.scalar_type()}) {
+    if (c10::isComplexType(t)) kernel_dtype(t, "fill_");  // throws (complex is not filled from a tensor)
+    storage_dtype(t, "fill_");
+  }
   if (self.numel() == 0) return self;
   at::Tensor v = value;
   if (self.is_alias_of(value)) {

@@ -16,10 +16,13 @@ namespace opgen_ref {
 
 namespace {
 
-refkDtype storage_dtype(c10::ScalarType t, const char* op, bool complex) {
+// `storage`: the dtypes only copies and fills take (complex, Note [Storage
+// dtypes]) are accepted too.
+refkDtype storage_dtype(c10::ScalarType t, const char* op, bool storage) {
   const auto d = runtime::kernel_dtype_of(t);
-  TORCH_CHECK_NOT_IMPLEMENTED(d.has_value() && (complex || !c10::isComplexType(t)), "\"", op,
-                              "\" not implemented for '", c10::toString(t), "' on ", c10::get_privateuse1_backend());
+  TORCH_CHECK_NOT_IMPLEMENTED(d.has_value() && (storage || (!c10::isComplexType(t) && !is_storage_only(t))), "\"",
+                              op, "\" not implemented for '", c10::toString(t), "' on ",
+                              c10::get_privateuse1_backend());
   return *d;
 }
 
@@ -27,9 +30,15 @@ refkTensor describe_with(const at::Tensor& t, at::IntArrayRef shape, const char*
 
 }  // namespace
 
-bool has_kernel_dtype(c10::ScalarType t) {
-  return runtime::kernel_dtype_of(t).has_value() && !c10::isComplexType(t);
+bool is_storage_only(c10::ScalarType t) {
+  return c10::isFloat8Type(t) || t == c10::kUInt16 || t == c10::kUInt32 || t == c10::kUInt64;
 }
+
+bool has_kernel_dtype(c10::ScalarType t) {
+  return runtime::kernel_dtype_of(t).has_value() && !c10::isComplexType(t) && !is_storage_only(t);
+}
+
+refkDtype storage_dtype(c10::ScalarType t, const char* op) { return storage_dtype(t, op, true); }
 
 refkDtype kernel_dtype(c10::ScalarType t, const char* op) { return storage_dtype(t, op, false); }
 
@@ -100,6 +109,8 @@ refkScalar kernel_scalar(const c10::Scalar& s) {
   if (s.isFloatingPoint()) return refkScalar{s.toDouble(), static_cast<int64_t>(s.toDouble())};
   if (s.isBoolean()) return refkScalar{s.toBool() ? 1.0 : 0.0, s.toBool() ? 1 : 0};
   TORCH_CHECK(!s.isComplex(), "complex scalars are not supported on ", c10::get_privateuse1_backend());
+  // A Python int past int64's range is a uint64 Scalar: its bits in `i`.
+  if (s.type() == c10::kUInt64) return refkScalar{static_cast<double>(s.toUInt64()), static_cast<int64_t>(s.toUInt64())};
   return refkScalar{static_cast<double>(s.toLong()), s.toLong()};
 }
 
@@ -218,6 +229,19 @@ refkScalar fill_value(const c10::Scalar& value, c10::ScalarType dtype, const cha
     case c10::kBFloat16: return floating(static_cast<float>(value.toBFloat16()));
     case c10::kFloat: return floating(value.toFloat());
     case c10::kDouble: return floating(value.toDouble());
+    // Note [Storage dtypes]: unsigned values as their bits, float8 ones
+    // already in the format (the library's conversion keeps them).
+    case c10::kUInt16: return integral(value.toUInt16());
+    case c10::kUInt32: return integral(value.toUInt32());
+    case c10::kUInt64: {
+      const uint64_t u = value.toUInt64();
+      return refkScalar{static_cast<double>(u), static_cast<int64_t>(u)};
+    }
+    case c10::kFloat8_e4m3fn: return floating(static_cast<float>(value.toFloat8_e4m3fn()));
+    case c10::kFloat8_e5m2: return floating(static_cast<float>(value.toFloat8_e5m2()));
+    case c10::kFloat8_e4m3fnuz: return floating(static_cast<float>(value.toFloat8_e4m3fnuz()));
+    case c10::kFloat8_e5m2fnuz: return floating(static_cast<float>(value.toFloat8_e5m2fnuz()));
+    case c10::kFloat8_e8m0fnu: return floating(static_cast<float>(value.toFloat8_e8m0fnu()));
     default: break;
   }
   kernel_dtype(dtype, op);  // throws

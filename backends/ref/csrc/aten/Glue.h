@@ -40,6 +40,12 @@ namespace opgen_ref {
 // op's name.
 refkDtype kernel_dtype(c10::ScalarType t, const char* op);
 bool has_kernel_dtype(c10::ScalarType t);
+// Note [Storage dtypes] (RefKernels.h): uint16/32/64 and the float8 types,
+// which the library copies and fills and computes nothing on. kernel_dtype
+// and describe refuse them as they refuse complex; storage_dtype and
+// describe_storage take both, for the copies and fills.
+bool is_storage_only(c10::ScalarType t);
+refkDtype storage_dtype(c10::ScalarType t, const char* op);
 
 // A descriptor of t as it is (its own sizes and strides).
 refkTensor describe(const at::Tensor& t, const char* op);
@@ -51,8 +57,8 @@ refkTensor describe_nonempty(const at::Tensor& t, const char* op);
 
 // Note [Complex dtypes] (RefKernels.h): the library stores complex tensors,
 // copies, fills, adds, multiplies and transforms them, nothing else; so
-// kernel_dtype and describe refuse complex, and only the glue of those calls
-// uses these, which take it.
+// kernel_dtype and describe refuse complex (and the storage dtypes), and
+// only the glue of those calls uses these, which take them.
 refkTensor describe_storage(const at::Tensor& t, const char* op);
 refkTensor describe_storage_as(const at::Tensor& t, at::IntArrayRef shape, const char* op);
 

@@ -300,7 +300,7 @@ CatPlan plan_cat(const at::MaterializedITensorListRef& tensors, int64_t dim) {
   ResultDtype promoted;
   for (const at::Tensor& t : tensors) promoted += t;
   CatPlan plan{dim, promoted.get(), {0}, *format, *device};
-  kernel_dtype(plan.dtype, "cat");
+  storage_dtype(plan.dtype, "cat");  // cat only moves elements: every dtype the library copies
   if (valid < tensors.size()) {
     const at::Tensor& first = tensors[valid];
     TORCH_CHECK_INDEX(dim <= first.dim(), "torch.cat(): dimension ", dim, "out of range");
@@ -326,13 +326,13 @@ CatPlan plan_cat(const at::MaterializedITensorListRef& tensors, int64_t dim) {
 // Each input into its slice of out along dim (casting to out's dtype).
 void cat_into(const at::Tensor& out, const at::MaterializedITensorListRef& tensors, int64_t dim) {
   if (out.numel() == 0) return;
-  const refkTensor whole = describe(out, "cat");
+  const refkTensor whole = describe_storage(out, "cat");
   const int64_t itemsize = static_cast<int64_t>(out.itemsize());
   int64_t offset = 0;
   for (const at::Tensor& t : tensors) {
     if (skipped_by_cat(t)) continue;
     const int64_t n = t.size(dim);
-    if (n > 0) copy_desc(narrow_desc(whole, itemsize, dim, offset, n), describe(t, "cat"), "cat");
+    if (n > 0) copy_desc(narrow_desc(whole, itemsize, dim, offset, n), describe_storage(t, "cat"), "cat");
     offset += n;
   }
 }

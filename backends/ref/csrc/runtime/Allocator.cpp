@@ -184,6 +184,14 @@ c10::Scalar local_scalar(const at::Tensor& t) {
     OPGEN_REF_CASE(c10::BFloat16, BFloat16)
     OPGEN_REF_CASE(c10::complex<float>, ComplexFloat)
     OPGEN_REF_CASE(c10::complex<double>, ComplexDouble)
+    OPGEN_REF_CASE(uint16_t, UInt16)
+    OPGEN_REF_CASE(uint32_t, UInt32)
+    OPGEN_REF_CASE(uint64_t, UInt64)
+    OPGEN_REF_CASE(c10::Float8_e4m3fn, Float8_e4m3fn)
+    OPGEN_REF_CASE(c10::Float8_e5m2, Float8_e5m2)
+    OPGEN_REF_CASE(c10::Float8_e4m3fnuz, Float8_e4m3fnuz)
+    OPGEN_REF_CASE(c10::Float8_e5m2fnuz, Float8_e5m2fnuz)
+    OPGEN_REF_CASE(c10::Float8_e8m0fnu, Float8_e8m0fnu)
 #undef OPGEN_REF_CASE
     default: TORCH_CHECK(false, "_local_scalar_dense: unsupported dtype ", t.scalar_type());
   }

@@ -342,6 +342,15 @@ std::optional<refkDtype> kernel_dtype_of(c10::ScalarType t) {
     case c10::kDouble: return refkFloat64;
     case c10::kComplexFloat: return refkComplex64;
     case c10::kComplexDouble: return refkComplex128;
+    // Note [Storage dtypes] (RefKernels.h): copied and filled only.
+    case c10::kUInt16: return refkUInt16;
+    case c10::kUInt32: return refkUInt32;
+    case c10::kUInt64: return refkUInt64;
+    case c10::kFloat8_e4m3fn: return refkFloat8E4M3FN;
+    case c10::kFloat8_e5m2: return refkFloat8E5M2;
+    case c10::kFloat8_e4m3fnuz: return refkFloat8E4M3FNUZ;
+    case c10::kFloat8_e5m2fnuz: return refkFloat8E5M2FNUZ;
+    case c10::kFloat8_e8m0fnu: return refkFloat8E8M0FNU;
     default: return std::nullopt;
   }
 }
