@@ -9,6 +9,9 @@ task, put together from the sample sources.
   sources/schema.py    calls synthesized from the schema (0-d, empty,
                        non-contiguous and broadcast shapes; in-range dims),
                        adding what the traced ones lack (Note [Sample budget])
+  sources/storage.py   tensors of uint16/32/64 and float8, which no task is
+                       of, for the copies, fills, cat and comparisons
+                       (Note [Storage-dtype samples])
   probes.py            samples made for one check each, derived from the
                        ordinary samples and following them
 
@@ -34,15 +37,18 @@ from .sample import Sample, derive_seed, seed_cpu
 from .sources.handmade import handmade, ill_conditioned
 from .sources.opinfo import trace_calls
 from .sources.schema import synthesize, variants_of
+from .sources.storage import storage_samples
 from .tensors import DTYPE_NAMES
 
 
 def made(name: str, dtype: torch.dtype) -> list[Sample]:
     """The samples made rather than traced: hand-made ones where the
     overload has them, else those synthesized from its schema; then the
-    ill-conditioned ones of the statistics (Note [Ill-conditioned samples])."""
+    ill-conditioned ones of the statistics (Note [Ill-conditioned samples])
+    and those in the storage dtypes (Note [Storage-dtype samples])."""
     found = handmade(name, dtype)
-    return (found if found is not None else synthesize(name, dtype)) + ill_conditioned(name, dtype)
+    made = found if found is not None else synthesize(name, dtype)
+    return made + ill_conditioned(name, dtype) + storage_samples(name, dtype)
 
 
 def _with_variants(traced: list[Sample], synth: list[Sample], max_samples: int) -> list[Sample]:
