@@ -1,5 +1,6 @@
 // Tensor manipulation: the views (alias, expand, permute, select, slice,
-// squeeze, unsqueeze, diagonal, split_with_sizes) and the copies that move
+// squeeze, unsqueeze, diagonal, split_with_sizes, split, unbind, transpose,
+// t) and the copies that move
 // elements without computing on them (cat, constant_pad_nd, flip, roll,
 // repeat, slice_scatter, select_scatter).
 //
@@ -241,6 +242,68 @@ std::vector<at::Tensor> split_with_sizes(const at::Tensor& self, at::IntArrayRef
   }
   TORCH_CHECK(start == dim_size, "split_with_sizes expects split_sizes to sum exactly to ", dim_size,
               " (input tensor's size at dimension ", dim, "), ", "but got split_sizes=", split_sizes);
+  return splits;
+}
+
+// More views eager serves with CompositeExplicitAutograd kernels (transpose,
+// t, squeeze, unbind, split): registered here so that conformance judges
+// them as the device's own (values, strides, aliasing). A view op with no
+// kernel but CPU's (unfold) is the runtime's (runtime/Minimal.cpp): the CPU
+// fallback refuses views (Note [No views through the fallback] in
+// runtime/Fallback.cpp).
+
+at::Tensor transpose(const at::Tensor& self, int64_t dim0, int64_t dim1) {
+  const int64_t ndim = self.dim();
+  dim0 = at::maybe_wrap_dim(dim0, ndim);
+  dim1 = at::maybe_wrap_dim(dim1, ndim);
+  if (dim0 == dim1) return opgen_ref::alias(self);
+  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+  std::swap(sizes[static_cast<size_t>(dim0)], sizes[static_cast<size_t>(dim1)]);
+  std::swap(strides[static_cast<size_t>(dim0)], strides[static_cast<size_t>(dim1)]);
+  return view_of(self, sizes, strides, self.storage_offset());
+}
+
+at::Tensor t(const at::Tensor& self) {
+  TORCH_CHECK(self.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", self.dim(), "D");
+  return opgen_ref::transpose(self, 0, self.dim() < 2 ? 0 : 1);
+}
+
+at::Tensor squeeze(const at::Tensor& self) {
+  std::vector<int64_t> sizes, strides;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (self.size(d) == 1) continue;
+    sizes.push_back(self.size(d));
+    strides.push_back(self.stride(d));
+  }
+  return view_of(self, sizes, strides, self.storage_offset());
+}
+
+std::vector<at::Tensor> unbind(const at::Tensor& self, int64_t dim) {
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  TORCH_CHECK_INDEX(self.dim() > 0, "Dimension specified as ", dim, " but tensor has no dimensions");
+  const int64_t size = self.size(dim);
+  std::vector<at::Tensor> tensors;
+  tensors.reserve(static_cast<size_t>(size));
+  for (int64_t i = 0; i < size; ++i) tensors.push_back(opgen_ref::select(self, dim, i));
+  return tensors;
+}
+
+std::vector<at::Tensor> split(const at::Tensor& self, int64_t split_size, int64_t dim) {
+  TORCH_CHECK(self.dim() != 0, "split expects at least a 1-dimensional tensor");
+  TORCH_CHECK(split_size >= 0, "split expects split_size be non-negative, but got split_size=", split_size);
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  const int64_t dim_size = self.size(dim);
+  TORCH_CHECK(split_size > 0 || dim_size == 0, "split_size can only be 0 if dimension size is 0, ",
+              "but got dimension size of ", dim_size);
+  // One split at least, also where split_size exceeds the dim (eager keeps that for BC).
+  const int64_t num_splits = split_size == 0 ? 1 : std::max<int64_t>((dim_size + split_size - 1) / split_size, 1);
+  const int64_t last_split_size = split_size - (split_size * num_splits - dim_size);
+  std::vector<at::Tensor> splits;
+  splits.reserve(static_cast<size_t>(num_splits));
+  for (int64_t i = 0; i < num_splits; ++i) {
+    const int64_t length = i < num_splits - 1 ? split_size : last_split_size;
+    splits.push_back(opgen_ref::slice(self, dim, i * split_size, i * split_size + length, 1));
+  }
   return splits;
 }
 

@@ -4,7 +4,7 @@
 // through backend.yaml, because they belong to the runtime (how memory is
 // laid out and moved) rather than to the vendor's compute kernels.
 //
-// Note [Views]: view, _reshape_alias and as_strided build a TensorImpl that
+// Note [Views]: view, _reshape_alias, as_strided and unfold build a TensorImpl that
 // shares the input's Storage; autograd's view tracking happens above us (the
 // ADInplaceOrView key), so these only compute sizes, strides and offsets.
 #include "kernels/RefKernels.h"
@@ -15,6 +15,7 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/InferSize.h>
 #include <ATen/TensorUtils.h>
+#include <ATen/WrapDimUtils.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/from_blob.h>
 #include <c10/core/CachingDeviceAllocator.h>
@@ -132,6 +133,30 @@ at::Tensor view_as_complex(const at::Tensor& self) {
   TORCH_CHECK(self.storage_offset() % 2 == 0, "Tensor must have a storage_offset divisible by 2");
   const at::IntArrayRef sizes = self.sizes();
   return alias_as(self, c10::toComplexType(t), sizes.slice(0, sizes.size() - 1), stride, self.storage_offset() / 2);
+}
+
+// unfold: windows of `size` elements every `step` along a dim, as a new
+// last dim over the same elements (overlapping where step < size), with
+// eager's checks and texts. Eager has only CPU and CUDA kernels for it, no
+// composite one, and the CPU fallback refuses a view (Note [No views through
+// the fallback] in Fallback.cpp), so every project serves it here: a
+// starter project too, whose backend.yaml lists none of csrc/aten's views
+// (those others are CompositeExplicitAutograd over as_strided).
+at::Tensor unfold(const at::Tensor& self, int64_t dimension, int64_t size, int64_t step) {
+  const int64_t ndim = self.dim();
+  const int64_t d = at::maybe_wrap_dim(dimension, ndim, /*wrap_scalar=*/true);
+  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+  const int64_t max_size = ndim == 0 ? 1 : sizes[static_cast<size_t>(d)];
+  TORCH_CHECK(size <= max_size, "maximum size for tensor at dimension ", d, " is ", max_size, " but size is ", size);
+  TORCH_CHECK(size >= 0, "size is ", size, " but must be >= 0");
+  TORCH_CHECK(step > 0, "step is ", step, " but must be > 0");
+  sizes.push_back(size);
+  strides.push_back(ndim == 0 ? 1 : strides[static_cast<size_t>(d)]);
+  if (d < ndim) {
+    sizes[static_cast<size_t>(d)] = (sizes[static_cast<size_t>(d)] - size) / step + 1;
+    strides[static_cast<size_t>(d)] *= step;
+  }
+  return alias(self, sizes, strides, self.storage_offset());
 }
 
 const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size,
@@ -392,6 +417,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_reshape_alias", TORCH_FN(reshape_alias));
   m.impl("view_as_real", TORCH_FN(view_as_real));
   m.impl("view_as_complex", TORCH_FN(view_as_complex));
+  m.impl("unfold", TORCH_FN(unfold));
   m.impl("resize_", TORCH_FN(resize_));
   m.impl("_copy_from", TORCH_FN(copy_from));
   m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
