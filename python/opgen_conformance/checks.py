@@ -120,7 +120,8 @@ def fallback_verdict(name: str, counts: dict[str, int]) -> Verdict:
 
 def _write_through(c: torch.Tensor, d: torch.Tensor, cinputs: list, dinputs: list) -> str | None:
     """Note [Views write through]: the same write through CPU's view `c` and
-    the device's `d` (a fill with a value `c` does not hold everywhere) must
+    the device's `d` (a fill with a value `c` does not hold everywhere, or
+    where the device cannot fill that dtype, a copy of CPU's filled view) must
     leave every input as it leaves CPU's: sharing a storage is not enough, the
     view must cover the same elements of it. None where it does, or where CPU
     itself cannot write through its view (a conjugate or negative view)."""
@@ -136,7 +137,12 @@ def _write_through(c: torch.Tensor, d: torch.Tensor, cinputs: list, dinputs: lis
         try:
             d.fill_(marker)
         except Exception as e:
-            return f"a write through it raised {short(e)}; CPU's view takes it"
+            # a dtype the device fills not (yet): the same values copied in
+            # from the host write through the view too
+            try:
+                d.copy_(c)
+            except Exception:
+                return f"a write through it raised {short(e)}; CPU's view takes it"
     for j, (ci, di) in enumerate(zip(cinputs, dinputs)):
         if not isinstance(di, torch.Tensor) or di.shape != ci.shape:
             continue

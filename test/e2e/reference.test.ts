@@ -34,8 +34,8 @@ async function cli(args: string[], env: Record<string, string> = {}) {
   });
 }
 
-async function py(code: string) {
-  return execa(python, ["-c", code], { cwd: work, reject: false, all: true, env: { PYTHONPATH: site } });
+async function py(code: string, env: Record<string, string> = {}) {
+  return execa(python, ["-c", code], { cwd: work, reject: false, all: true, env: { PYTHONPATH: site, ...env } });
 }
 
 beforeAll(async () => {
@@ -150,6 +150,45 @@ describe("backends/ref, all kernels", () => {
     );
     expect(read.all).toContain("[1.0, 1.0, 1.0, 1.0]");
     expect(read.signal ?? "").toBe("SIGSEGV");
+  }, 120_000);
+
+  it("the read faults under page protection too, and from another host thread (Note [Protection keys])", async () => {
+    const pages = await py(
+      "import ctypes, torch\nx = torch.ones(4, device='refdev')\nprint(x.cpu().tolist(), flush=True)\n" +
+        "print(ctypes.c_float.from_address(x.data_ptr()).value)\n",
+      { REF_DRIVER_PROTECTION: "pages" },
+    );
+    expect(pages.all).toContain("[1.0, 1.0, 1.0, 1.0]");
+    expect(pages.signal ?? "").toBe("SIGSEGV");
+    // Key windows are per thread: a thread that opens none faults while the
+    // main thread computes.
+    const other = await py(
+      [
+        "import ctypes, threading, torch",
+        "x = torch.ones(4, device='refdev')",
+        "def read(): print(ctypes.c_float.from_address(x.data_ptr()).value, flush=True)",
+        "t = threading.Thread(target=read); print('start', flush=True); t.start(); t.join()",
+      ].join("\n"),
+    );
+    expect(other.all).toContain("start");
+    expect(other.signal ?? "").toBe("SIGSEGV");
+  }, 120_000);
+
+  it("a kernel split over the library's worker threads reaches its operands from each of them", async () => {
+    // 2^21 elements on 2 threads: parallel_for hands chunks to a worker, which
+    // takes the caller's access (refAccessThreadBegin) or faults.
+    const r = await py(
+      [
+        "import torch",
+        "torch.set_num_threads(2)",
+        "a = torch.arange(1 << 21, dtype=torch.float32)",
+        "d = torch.ones(1 << 21, device='refdev') + a.to('refdev')",
+        "assert torch.equal(d.cpu(), a + 1)",
+        "print('ok')",
+      ].join("\n"),
+    );
+    expect(r.all).toContain("ok");
+    expect(r.exitCode).toBe(0);
   }, 120_000);
 
   it("the same read works when protection is switched off (the fault is the guard's, not a bad pointer)", async () => {

@@ -13,8 +13,10 @@
 // pointer (glue reading a tensor's data_ptr, a runtime shortcut) faults at
 // once, as it would on a GPU, instead of passing on CPU and crashing on real
 // hardware. refAccessBegin/refAccessEnd open and close that window; only the
-// kernel library and the driver call them. Set REF_DRIVER_UNPROTECTED=1 to
-// turn protection off (debugging with a host debugger).
+// kernel library and the driver call them. How a window is made, and what it
+// costs, is Note [Protection keys] in cpu/Driver.cpp. Set
+// REF_DRIVER_UNPROTECTED=1 to turn protection off (debugging with a host
+// debugger).
 #pragma once
 
 #include <stddef.h>
@@ -117,6 +119,13 @@ refError refEventElapsedTime(float* ms, refEvent_t start, refEvent_t end);
 // Pointers that are not device memory are ignored.
 refError refAccessBegin(const void* ptr);
 refError refAccessEnd(const void* ptr);
+
+// A kernel library's worker thread that runs part of a call on behalf of a
+// thread holding access windows takes that access for the part it runs:
+// Begin before, End after. Nests; a no-op where windows are not per thread
+// (Note [Protection keys] in cpu/Driver.cpp).
+refError refAccessThreadBegin(void);
+refError refAccessThreadEnd(void);
 
 #ifdef __cplusplus
 }  // extern "C"

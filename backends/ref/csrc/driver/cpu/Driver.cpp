@@ -43,12 +43,57 @@ int device_count() {
   return n;
 }
 
-bool protection_on() {
-  static const bool on = [] {
-    const char* env = std::getenv("REF_DRIVER_UNPROTECTED");
-    return env == nullptr || std::strcmp(env, "1") != 0;
+// Note [Protection keys]: how the driver keeps device memory inaccessible
+// outside access windows (Note [Protected device memory]).
+// - keys (the default where the CPU and kernel have memory protection keys,
+//   pkeys(7)): every device page carries one protection key, given once when
+//   the pages are mapped, and a window is a change of the calling thread's
+//   PKRU register (one unprivileged instruction; no system call, no TLB
+//   shootdown). Opening a window opens all device memory to that thread
+//   only; other host threads still fault, and so does host code on this
+//   thread once the window closes. Freed blocks waiting in the cache (Note
+//   [Cached pages]) keep the key: protecting them too (PROT_NONE on free,
+//   back on reuse) was measured at ~3.5 us per allocation, more than all
+//   the rest of a small op, so a kernel that touches a freed block is the
+//   sanitized build's to find (Note [Poisoned device memory]), as on a GPU
+//   with a caching allocator.
+// - pages (REF_DRIVER_PROTECTION=pages, or no pkeys): each window is an
+//   mprotect of the allocation it names, process-wide: two system calls per
+//   operand per kernel, ~13 us per small op (bench/README.md).
+// - off (REF_DRIVER_UNPROTECTED=1): nothing is protected.
+// What slips past keys and pages alike, a kernel's access to a live
+// allocation it was not given, is the sanitized build's to find too.
+// bench/overhead.py --modes keys,pages,off measures the three.
+enum class Protection { off, pages, keys };
+
+int g_pkey = -1;
+
+Protection protection() {
+  static const Protection mode = [] {
+    const char* off = std::getenv("REF_DRIVER_UNPROTECTED");
+    if (off != nullptr && std::strcmp(off, "1") == 0) return Protection::off;
+    const char* how = std::getenv("REF_DRIVER_PROTECTION");
+    if (how != nullptr && std::strcmp(how, "pages") == 0) return Protection::pages;
+    // Threads that exist already start with every key but 0 denied (the
+    // kernel's default PKRU), as does this one after the call.
+    g_pkey = pkey_alloc(0, PKEY_DISABLE_ACCESS);
+    return g_pkey >= 0 ? Protection::keys : Protection::pages;
   }();
-  return on;
+  return mode;
+}
+
+bool protection_on() { return protection() != Protection::off; }
+
+// Windows open on this thread (keys mode): the thread's rights change only
+// when the count leaves or reaches 0.
+thread_local int tls_open = 0;
+
+void open_thread_window() {
+  if (tls_open++ == 0) pkey_set(g_pkey, 0);
+}
+
+void close_thread_window() {
+  if (tls_open > 0 && --tls_open == 0) pkey_set(g_pkey, PKEY_DISABLE_ACCESS);
 }
 
 size_t page_size() {
@@ -104,9 +149,17 @@ Table& table() {
   return *t;
 }
 
+// pages mode: opens or closes the allocation for every thread.
 void protect(uintptr_t base, const Allocation& a, bool accessible) {
-  if (a.device < 0 || !protection_on()) return;
+  if (a.device < 0 || protection() != Protection::pages) return;
   mprotect(reinterpret_cast<void*>(base), a.mapped, accessible ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
+// Fresh device pages: inaccessible outside windows from the start.
+void protect_fresh(void* p, size_t mapped, int device) {
+  if (device < 0) return;
+  if (protection() == Protection::pages) mprotect(p, mapped, PROT_NONE);
+  if (protection() == Protection::keys) pkey_mprotect(p, mapped, PROT_READ | PROT_WRITE, g_pkey);
 }
 
 // Large allocations start on a 2 MiB boundary and ask for transparent huge
@@ -196,7 +249,7 @@ refError map_pages(void** ptr, size_t size, int device) {
       p = map_aligned(mapped);
     }
     if (p == nullptr) return refErrorMemoryAllocation;
-    protect(reinterpret_cast<uintptr_t>(p), a, false);
+    protect_fresh(p, mapped, device);
   }
   if (device >= 0) refdrv::on_allocate(g_stats[device], size, mapped, fresh);
   unpoison(p, size);
@@ -409,6 +462,10 @@ refError refEventElapsedTime(float* ms, refEvent_t start, refEvent_t end) {
 
 refError refAccessBegin(const void* ptr) {
   if (ptr == nullptr || !protection_on()) return refSuccess;
+  if (protection() == Protection::keys) {
+    open_thread_window();
+    return refSuccess;
+  }
   std::lock_guard<std::mutex> g(table().mu);
   auto it = table().find(ptr);
   if (it != table().map.end() && it->second.open++ == 0) protect(it->first, it->second, true);
@@ -417,9 +474,23 @@ refError refAccessBegin(const void* ptr) {
 
 refError refAccessEnd(const void* ptr) {
   if (ptr == nullptr || !protection_on()) return refSuccess;
+  if (protection() == Protection::keys) {
+    close_thread_window();
+    return refSuccess;
+  }
   std::lock_guard<std::mutex> g(table().mu);
   auto it = table().find(ptr);
   if (it != table().map.end() && it->second.open > 0 && --it->second.open == 0) protect(it->first, it->second, false);
+  return refSuccess;
+}
+
+refError refAccessThreadBegin(void) {
+  if (protection() == Protection::keys) open_thread_window();
+  return refSuccess;
+}
+
+refError refAccessThreadEnd(void) {
+  if (protection() == Protection::keys) close_thread_window();
   return refSuccess;
 }
 

@@ -451,6 +451,9 @@ refError refAccessBegin(const void* ptr) {
 
 refError refAccessEnd(const void* ptr) { return refAccessBegin(ptr); }
 
+refError refAccessThreadBegin(void) { return refSuccess; }
+refError refAccessThreadEnd(void) { return refSuccess; }
+
 refError refMemGetStats(int device, refMemoryStats* stats) {
   if (stats == nullptr) return refErrorInvalidValue;
   if (device < 0 || device >= device_count() || device >= 64) return refErrorInvalidDevice;

@@ -71,7 +71,11 @@ class Pool {
         if (id >= active_) continue;
         ++running_;
       }
+      // The caller holds its operands' access windows; this thread takes
+      // them for its chunks (Note [Protected device memory]).
+      refAccessThreadBegin();
       work();
+      refAccessThreadEnd();
       std::lock_guard<std::mutex> g(mu_);
       --running_;
       finished_.notify_all();
