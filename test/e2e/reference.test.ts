@@ -509,3 +509,120 @@ describe("backends/ref, PyTorch's own tests (test --upstream, issue 24)", () => 
     expect([...a, ...b].sort()).toHaveLength(4); // 3 OpInfo tests + TestFixtureOther's one
   }, 900_000);
 });
+
+describe("backends/ref, no view op through the CPU fallback (issue 24 item 2)", () => {
+  // Note [No views through the fallback] (csrc/runtime/Fallback.cpp): the
+  // fallback returns copies, so it refuses view ops, and every view op is
+  // the device's own; the runner's view check proves aliasing by a write
+  // through the result. The planted kernel: the runtime's unfold made to
+  // return a copy (one source file recompiled, installed beside `site`).
+  const viewOps = "unfold,transpose.int,t,squeeze,unbind.int,split.Tensor,diagonal,slice.Tensor,expand";
+  const run = async (name: string, ops: string, sitePath: string) => {
+    const json = path.join(work, `views-${name}.json`);
+    const r = await cli(
+      ["test", project, "--python", python, "--cache-dir", cacheDir, "--ops", ops, "--dtypes", "float32,int64"].concat([
+        "--max-samples",
+        "6",
+        "-j",
+        "2",
+        "--json",
+        json,
+        "-q",
+      ]),
+      { PYTHONPATH: sitePath },
+    );
+    if (!existsSync(json)) throw new Error(String(r.all).slice(-4000));
+    return { r, rep: parseReport(readFileSync(json, "utf8"), json) };
+  };
+
+  it("every view op runs on the device's own kernel and writes through to its base", async () => {
+    const { r, rep } = await run("native", viewOps, site);
+    const bad = rep.results.filter((x) => ["fail", "crash", "timeout"].includes(x.status));
+    expect(bad.map((x) => `${x.op} ${x.dtype} ${x.check}: ${x.message}`)).toEqual([]);
+    expect(r.exitCode, String(r.all).slice(-3000)).toBe(0);
+    for (const op of viewOps.split(",")) {
+      expect(
+        rep.results.some((x) => x.op === op && x.check === "view" && x.status === "pass"),
+        op,
+      ).toBe(true);
+      expect(
+        rep.results.some((x) => x.op === op && x.check === "fallback" && x.status === "pass"),
+        op,
+      ).toBe(true);
+    }
+    // unfold's windows overlap the base, and writes through them reach it.
+    const w = await py(
+      [
+        "import torch",
+        "x = torch.zeros(6, device='refdev')",
+        "w = x.unfold(0, 3, 2)",
+        "assert w.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()",
+        "w[1, 0] = 7",
+        "assert x.cpu().tolist() == [0, 0, 7, 0, 0, 0], x.cpu().tolist()",
+        "print('ok')",
+      ].join("\n"),
+    );
+    expect(w.all).toContain("ok");
+  }, 600_000);
+
+  it("the fallback refuses an operator whose schema returns a view, naming it; other operators still fall back", async () => {
+    const r = await py(
+      [
+        "import torch, torch_refdev",
+        "lib = torch.library.Library('hviews', 'DEF')",
+        "lib.define('as_view(Tensor(a) x) -> Tensor(a)')",
+        "lib.define('as_copy(Tensor x) -> Tensor')",
+        "lib.impl('as_view', lambda x: x.view(-1), 'CPU')",
+        "lib.impl('as_copy', lambda x: x.clone(), 'CPU')",
+        "x = torch.ones(2, 2, device='refdev')",
+        "torch_refdev.reset_fallback_counts()",
+        "try:",
+        "    torch.ops.hviews.as_view(x)",
+        "except RuntimeError as e:",
+        "    print('refused:', str(e).splitlines()[0])",
+        "else:",
+        "    print('not refused')",
+        "y = torch.ops.hviews.as_copy(x)",
+        "print('copy on', y.device, torch_refdev.fallback_counts())",
+      ].join("\n"),
+    );
+    const out = String(r.all);
+    expect(out).toMatch(
+      /^refused: refdev: operator 'hviews::as_view' is a view op \(hviews::as_view\(Tensor\(a\) x\) -> Tensor\(a\)\) with no refdev kernel, and the CPU fallback cannot serve it: it would return a copy, so writes through the result would not reach its input\. A view op must be native on the device/m,
+    );
+    expect(out).toContain("copy on refdev:0 {'hviews::as_copy': 1, 'hviews::as_view': 1}");
+  }, 120_000);
+
+  it("a planted unfold that returns a copy fails the runner's view check; the native one passes", async () => {
+    const minimal = path.join(project, "csrc", "runtime", "Minimal.cpp");
+    const source = readFileSync(minimal, "utf8");
+    const line = "  return alias(self, sizes, strides, self.storage_offset());\n}\n\nconst at::Tensor& resize_(";
+    expect(source).toContain(line);
+    const plantedSite = path.join(work, "views-planted-site");
+    try {
+      writeFileSync(minimal, source.replace(line, line.replace(");\n}", ").clone();  // planted\n}")));
+      const b = await cli(["build", project, "--python", python, "--target", plantedSite, "--werror"], {
+        MAX_JOBS: "2",
+      });
+      expect(b.exitCode, String(b.all).slice(-4000)).toBe(0);
+    } finally {
+      writeFileSync(minimal, source);
+    }
+    const planted = await run("planted", "unfold", plantedSite);
+    expect(planted.r.exitCode).toBe(1);
+    const views = planted.rep.results.filter((x) => x.op === "unfold" && x.check === "view");
+    expect(views.length).toBeGreaterThan(0);
+    expect(
+      views.every((x) => x.status === "fail" && /^output 0 is a copy, not a view of its input/.test(x.message ?? "")),
+    ).toBe(true);
+    // The values are right: only the view check sees it.
+    expect(planted.rep.results.some((x) => x.op === "unfold" && x.check === "values" && x.status === "fail")).toBe(
+      false,
+    );
+    const native = await run("unplanted", "unfold", site);
+    expect(native.r.exitCode, String(native.r.all).slice(-3000)).toBe(0);
+    expect(
+      native.rep.results.filter((x) => x.op === "unfold" && x.check === "view").every((x) => x.status === "pass"),
+    ).toBe(true);
+  }, 1_200_000);
+});
