@@ -5,12 +5,14 @@ each, their ratio (device / eager CPU; lower is better), then the geomean and
 the worst. Issue 23's goal: geomean <= 1.0, no case above 1.5.
 
   PYTHONPATH=<site of a built backend>:python python bench/models.py --device <name> [--package torch_<name>]
-      [--threads 2] [--runs 7] [--cases 'gpt2,bert*']
+      [--threads 2] [--runs 7] [--cases 'gpt2,bert*'] [--clock wall|cpu]
 
 Same timing as `opgen-backend test --model` reports per case
 (opgen_conformance.models.step_times: a warm-up each, then the runs
 interleaved so a change in the machine's load falls on both), with more runs
-and no checks around it.
+and no checks around it. `--clock cpu` times the process's CPU seconds
+instead of wall time, for a machine other work shares (with --threads 1 the
+two agree on a quiet machine).
 """
 
 import argparse
@@ -34,16 +36,17 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--cases", default="", help="comma-separated globs of zoo case names (default: all)")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="wall time, or the process's CPU time")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     dev = RealDevice(a.device, a.package or f"torch_{a.device}")
     names = select(ZOO, [g for g in a.cases.split(",") if g])
-    print(f"{'case':<14} {'device ms':>10} {'eager ms':>10} {'ratio':>7}   ({a.threads} threads, median of {a.runs})")
+    print(f"{'case':<14} {'device ms':>10} {'eager ms':>10} {'ratio':>7}   ({a.threads} threads, median of {a.runs}, {a.clock} clock)")
     ratios = []
     for name in names:
         spec = build(ZOO, name)
         _no_dropout(spec["module"])
-        t = step_times(spec, spec["module"], dev, a.runs)
+        t = step_times(spec, spec["module"], dev, a.runs, a.clock)
         ratios.append(t["ratio"])
         print(f"{name:<14} {t['device'] * 1e3:>10.2f} {t['eager'] * 1e3:>10.2f} {t['ratio']:>7.2f}", flush=True)
     geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))

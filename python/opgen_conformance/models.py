@@ -473,21 +473,26 @@ def replay(file: str, device: Any) -> tuple[bool, str]:
 # -- one case, as a worker task --------------------------------------------------
 
 
-def step_times(spec: dict, base: torch.nn.Module, device: Any, runs: int = TIMING_RUNS) -> dict[str, float]:
+def step_times(
+    spec: dict, base: torch.nn.Module, device: Any, runs: int = TIMING_RUNS, clock: str = "wall"
+) -> dict[str, float]:
     """Median seconds of a training step (forward, loss, backward, step) on
     the device and on eager CPU, in the worker's thread count: one warm-up
     each, then ``runs`` of each, alternating, so that a change in the
-    machine's load falls on both."""
+    machine's load falls on both. ``clock`` "cpu" counts the process's CPU
+    seconds (all its threads) instead of wall time: on a machine that other
+    work shares, a step's own cost, not what the scheduler gave it."""
+    now = time.process_time if clock == "cpu" else time.perf_counter
     times: dict[str, list[float]] = {"device": [], "eager": []}
     for i in range(runs + 1):
         for which, where in (("device", device.device), ("eager", torch.device("cpu"))):
             m = copy.deepcopy(base).to(where)
             _sync(device)
-            t0 = time.perf_counter()
+            t0 = now()
             run_case(spec, m, torch.float32, where)
             _sync(device)
             if i:
-                times[which].append(time.perf_counter() - t0)
+                times[which].append(now() - t0)
     t_dev, t_cpu = statistics.median(times["device"]), statistics.median(times["eager"])
     return {"device": round(t_dev, 6), "eager": round(t_cpu, 6), "ratio": round(t_dev / t_cpu, 3)}
 
