@@ -8,7 +8,9 @@
 // the same calls with the same words.
 #pragma once
 
+#include "kernels/common/BinaryOps.h"
 #include "kernels/common/Descriptors.h"
+#include "kernels/common/UnaryOps.h"
 
 #include <initializer_list>
 #include <string>
@@ -272,6 +274,40 @@ inline Verdict weight_norm(const char* op, std::initializer_list<const refkTenso
     return Verdict::invalid(op, "norm must be 1-d of v.size(dim) elements (float32 for half v)");
   }
   if (!is_floating_dtype(v.dtype)) return Verdict::unsupported(op, v.dtype);
+  return {};
+}
+
+// ---- entry prologues of the pointwise families ------------------------------
+//
+// After check_shapes: the dtypes an entry takes, from its op table
+// (UnaryOps.h, BinaryOps.h), in the order the CPU library always checked
+// them. A complex or storage-only input passes: dispatch refuses it
+// (unsupported_dtype), except the CPU library's complex binary ops.
+
+inline bool dispatch_refuses(refkDtype d) { return is_complex(d) || is_storage_only(d); }
+
+inline Verdict unary(refkUnaryOp op, const refkTensor& out, const refkTensor& in) {
+  if (dispatch_refuses(in.dtype)) return {};
+  if (unary::is_predicate(op)) return out.dtype == refkBool ? Verdict{} : Verdict("unary: predicates write bool");
+  if (!unary::supported(op, in.dtype)) return Verdict::unsupported("unary", in.dtype);
+  if (out.dtype != in.dtype) return "unary: output dtype must match the input's";
+  return {};
+}
+
+// The op itself (unary::has_backward) is asked after the dtype.
+inline Verdict unary_backward(const refkTensor& grad_in, const refkTensor& grad, const refkTensor& x) {
+  if (grad_in.dtype != x.dtype || grad.dtype != x.dtype) return "unary backward: operands must share one dtype";
+  if (dispatch_refuses(x.dtype)) return {};
+  if (!is_floating_dtype(x.dtype)) return Verdict::unsupported("unary backward", x.dtype);
+  return {};
+}
+
+inline Verdict binary(refkBinaryOp op, const refkTensor& out, const refkTensor& a, const refkTensor& b) {
+  if (a.dtype != b.dtype) return "binary: inputs must share one dtype";
+  if (dispatch_refuses(a.dtype)) return {};
+  if (binary::is_predicate(op)) return out.dtype == refkBool ? Verdict{} : Verdict("binary: comparisons write bool");
+  if (!binary::supported(op, a.dtype)) return Verdict::unsupported("binary", a.dtype);
+  if (out.dtype != a.dtype) return "binary: output dtype must match the inputs'";
   return {};
 }
 

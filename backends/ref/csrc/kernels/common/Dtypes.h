@@ -353,9 +353,9 @@ REFK_HOST_DEVICE inline bool is_complex(refkDtype d) { return d == refkComplex64
 // Note [Storage dtypes] (RefKernels.h): only copies and fills take these.
 REFK_HOST_DEVICE inline bool is_storage_only(refkDtype d) { return d >= refkUInt16 && d <= refkFloat8E8M0FNU; }
 
-// refkErrorUnsupportedDtype, with a refkLastError text naming `d`; each
-// library defines it.
-refkStatus unsupported_dtype(refkDtype d);
+// refkErrorUnsupportedDtype, with a refkLastError text naming `d`; defined
+// in common/Errors.h, which both libraries' Common headers include.
+inline refkStatus unsupported_dtype(refkDtype d);
 
 // Calls f(Tag<T>{}) with the storage type of `d` (on the host: a CUDA
 // kernel launch happens inside f), for the real dtypes. A complex `d`

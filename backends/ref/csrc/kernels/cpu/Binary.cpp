@@ -1,11 +1,11 @@
 // Binary elementwise kernels of the CPU reference library: arithmetic,
 // division with rounding modes, powers, comparisons, logical and bitwise
-// ops, each a lambda per op over the loop planner's vectorizable rows. What
-// an element computes where it is more than an operator (NaN propagation,
-// Python-style modulo, floor division, integer powers, shifts past the
-// width) is common/Pointwise.h's, shared with the CUDA library.
+// ops. Which ops exist and what an element computes is common/BinaryOps.h's
+// table, shared with the CUDA library (Note [Pointwise op tables]); here
+// each op becomes a row loop over the loop planner's vectorizable rows.
+// Complex add, sub, mul and div are this library's alone (common/Complex.h).
 #include "kernels/common/Complex.h"
-#include "kernels/common/Pointwise.h"
+#include "kernels/common/BinaryOps.h"
 #include "kernels/cpu/Common.h"
 
 #include <atomic>
@@ -23,102 +23,21 @@ struct ZeroDivision {
   void operator()() const { g_zero_division.store(true, std::memory_order_relaxed); }
 };
 
+// One row loop per op of the table (common/BinaryOps.h).
 template <class T>
-refkStatus binary_typed(int threads, refkBinaryOp op, const refkTensor& out, const refkTensor& a,
-                        const refkTensor& b, refkScalar alpha_s) {
-  using V = C<T>;
+void binary_typed(int threads, refkBinaryOp op, const refkTensor& out, const refkTensor& a, const refkTensor& b,
+                  refkScalar alpha) {
   const refkTensor* ops[3] = {&out, &a, &b};
   const Loop<3> loop(ops);
-  auto same = [&](auto f) {
-    if (out.dtype != a.dtype) return fail(refkErrorInvalidValue, "binary: output dtype must match the inputs'");
-    typed_rows<T, T, 2>(loop, threads, f);
-    return refkSuccess;
-  };
-  auto predicate = [&](auto f) {
-    if (out.dtype != refkBool) return fail(refkErrorInvalidValue, "binary: comparisons write bool");
-    typed_rows<bool, T, 2>(loop, threads, [f](V x, V y) -> bool { return f(x, y); });
-    return refkSuccess;
-  };
-  switch (op) {
-    case refkEq: return predicate([](V x, V y) { return x == y; });
-    case refkNe: return predicate([](V x, V y) { return x != y; });
-    case refkLt: return predicate([](V x, V y) { return x < y; });
-    case refkLe: return predicate([](V x, V y) { return x <= y; });
-    case refkGt: return predicate([](V x, V y) { return x > y; });
-    case refkGe: return predicate([](V x, V y) { return x >= y; });
-    case refkLogicalAnd: return predicate([](V x, V y) { return (x != V(0)) && (y != V(0)); });
-    case refkLogicalOr: return predicate([](V x, V y) { return (x != V(0)) || (y != V(0)); });
-    case refkLogicalXor: return predicate([](V x, V y) { return (x != V(0)) != (y != V(0)); });
-    default: break;
-  }
-  if constexpr (std::is_same_v<T, bool>) {
-    switch (op) {
-      case refkBitwiseAnd:
-      case refkMul:
-      case refkMinimum: return same([](bool x, bool y) { return x && y; });
-      case refkBitwiseOr:
-      case refkAdd:
-      case refkMaximum: return same([](bool x, bool y) { return x || y; });
-      case refkBitwiseXor: return same([](bool x, bool y) { return x != y; });
-      default: return unsupported("binary", a.dtype);
-    }
-  } else {
-    switch (op) {
-      case refkMul: return same([](V x, V y) { return V(x * y); });
-      case refkMaximum: return same([](V x, V y) { return scalar::maximum(x, y); });
-      case refkMinimum: return same([](V x, V y) { return scalar::minimum(x, y); });
-      case refkRemainder: return same([](V x, V y) { return scalar::python_mod(x, y, ZeroDivision{}); });
-      case refkDivFloor: return same([](V x, V y) { return scalar::floor_divide(x, y, ZeroDivision{}); });
-      default: break;
-    }
-    if constexpr (is_integral_v<T>) {
-      const V alpha = static_cast<V>(alpha_s.i);
-      switch (op) {
-        case refkAdd:
-          if (alpha == V(1)) return same([](V x, V y) { return V(x + y); });
-          return same([alpha](V x, V y) { return V(x + alpha * y); });
-        case refkSub: return same([alpha](V x, V y) { return V(x - alpha * y); });
-        case refkDivTrunc: return same([](V x, V y) { return scalar::div_trunc_integral(x, y, ZeroDivision{}); });
-        case refkFmod: return same([](V x, V y) { return scalar::fmod_integral(x, y, ZeroDivision{}); });
-        case refkPow: return same([](V x, V y) { return scalar::int_pow(x, y); });
-        case refkThresholdBackward:
-          return same([alpha](V g, V x) { return scalar::threshold_backward(g, x, alpha); });
-        case refkBitwiseAnd: return same([](V x, V y) { return V(x & y); });
-        case refkBitwiseOr: return same([](V x, V y) { return V(x | y); });
-        case refkBitwiseXor: return same([](V x, V y) { return V(x ^ y); });
-        case refkLshift: return same([](V x, V y) { return scalar::lshift(x, y); });
-        case refkRshift: return same([](V x, V y) { return scalar::rshift(x, y); });
-        default: return unsupported("binary", a.dtype);
-      }
+  binary::with_fn<T, ZeroDivision>(op, alpha, [&](auto fn) {
+    if constexpr (decltype(fn)::predicate) {
+      typed_rows<bool, T, 2>(loop, threads, fn);
     } else {
-      const V alpha = static_cast<V>(alpha_s.f);
-      switch (op) {
-        case refkAdd:
-          if (alpha == V(1)) return same([](V x, V y) { return x + y; });
-          return same([alpha](V x, V y) { return x + alpha * y; });
-        case refkSub: return same([alpha](V x, V y) { return x - alpha * y; });
-        case refkDiv: return same([](V x, V y) { return x / y; });
-        case refkDivTrunc: return same([](V x, V y) { return std::trunc(x / y); });
-        case refkFmod: return same([](V x, V y) { return std::fmod(x, y); });
-        case refkPow: return same([](V x, V y) { return scalar::pow(x, y); });
-        case refkAtan2: return same([](V x, V y) { return std::atan2(x, y); });
-        case refkHypot: return same([](V x, V y) { return std::hypot(x, y); });
-        case refkCopysign: return same([](V x, V y) { return std::copysign(x, y); });
-        case refkFmax: return same([](V x, V y) { return std::fmax(x, y); });
-        case refkFmin: return same([](V x, V y) { return std::fmin(x, y); });
-        case refkXlogy: return same([](V x, V y) { return scalar::xlogy(x, y); });
-        case refkThresholdBackward:
-          return same([alpha](V g, V x) { return scalar::threshold_backward(g, x, alpha); });
-        case refkSigmoidBackward: return same([](V g, V y) { return scalar::sigmoid_backward(g, y); });
-        case refkTanhBackward: return same([](V g, V y) { return scalar::tanh_backward(g, y); });
-        case refkGeluBackwardNone: return same([](V g, V x) { return scalar::gelu_backward(g, x); });
-        case refkGeluBackwardTanh: return same([](V g, V x) { return scalar::gelu_tanh_backward(g, x); });
-        case refkLogaddexp: return same([](V x, V y) { return scalar::logaddexp(x, y); });
-        default: return unsupported("binary", a.dtype);
-      }
+      typed_rows<T, T, 2>(loop, threads, fn);
     }
-  }
+  });
 }
+
 // Complex operands (Note [Complex dtypes] in RefKernels.h): add and sub
 // (alpha real), mul and div (common/Complex.h); all of one complex dtype.
 template <class Z>
@@ -156,7 +75,7 @@ extern "C" refkStatus refkBinary(const refkContext* ctx, refkBinaryOp op, const 
                       const refkTensor* b, refkScalar alpha) {
   return guarded("binary", [&] {
     if (auto s = check_shapes("binary", {out, a, b})) return s;
-    if (a->dtype != b->dtype) return fail(refkErrorInvalidValue, "binary: inputs must share one dtype");
+    if (auto s = checked(check::binary(op, *out, *a, *b))) return s;
     const Access access({out, a, b});
     if (is_complex(a->dtype)) {
       return dispatch_complex(a->dtype, [&](auto tag) {
@@ -165,7 +84,8 @@ extern "C" refkStatus refkBinary(const refkContext* ctx, refkBinaryOp op, const 
     }
     g_zero_division.store(false);
     const refkStatus s = dispatch(a->dtype, [&](auto tag) {
-      return binary_typed<typename decltype(tag)::type>(ctx->num_threads, op, *out, *a, *b, alpha);
+      binary_typed<typename decltype(tag)::type>(ctx->num_threads, op, *out, *a, *b, alpha);
+      return refkSuccess;
     });
     if (s == refkSuccess && g_zero_division.load()) return fail(refkErrorInvalidValue, "ZeroDivisionError");
     return s;

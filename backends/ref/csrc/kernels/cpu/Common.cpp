@@ -1,4 +1,5 @@
-// Errors, threads and shape checks for the CPU kernel library (Common.h).
+// Threads and row loads for the CPU kernel library (Common.h); its errors are
+// common/Errors.h's.
 #include "kernels/cpu/Common.h"
 
 #include <atomic>
@@ -9,8 +10,6 @@
 
 namespace refk {
 namespace {
-
-thread_local std::string tls_error;
 
 // A fork-join pool: parallel_for hands out chunk indices through an atomic
 // counter to the caller and up to threads-1 persistent workers. One job runs
@@ -101,19 +100,6 @@ Pool& pool() {
 
 }  // namespace
 
-refkStatus fail(refkStatus s, const std::string& message) {
-  tls_error = message;
-  return s;
-}
-
-refkStatus unsupported(const char* op, refkDtype d) {
-  return fail(refkErrorUnsupportedDtype, std::string(op) + ": dtype " + dtype_name(d) + " is not supported");
-}
-
-refkStatus unsupported_dtype(refkDtype d) {
-  return fail(refkErrorUnsupportedDtype, std::string("dtype ") + dtype_name(d) + " is not supported by this call");
-}
-
 refkStatus guarded(const char* op, const std::function<refkStatus()>& body) {
   try {
     return body();
@@ -151,11 +137,6 @@ void store_any(const refkTensor& t, int64_t i, double v) {
   });
 }
 
-refkStatus check_shapes(const char* op, std::initializer_list<const refkTensor*> ts) {
-  if (const char* e = check::same_shapes(ts)) return fail(refkErrorInvalidValue, std::string(op) + ": " + e);
-  return refkSuccess;
-}
-
 }  // namespace refk
 
-extern "C" const char* refkLastError(void) { return refk::tls_error.c_str(); }
+extern "C" const char* refkLastError(void) { return refk::last_error().c_str(); }

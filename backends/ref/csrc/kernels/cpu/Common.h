@@ -1,8 +1,7 @@
 // What every CPU kernel of the reference library shares beyond
-// common/Dtypes.h (dtypes, conversions, dispatch): the per-thread error text, the
-// host thread pool, device-memory access windows, and the loop planner that
-// turns N strided operands into coalesced rows (TensorIterator's job in
-// ATen, reduced to what a kernel library needs).
+// common/Dtypes.h (dtypes, conversions, dispatch) and common/Errors.h: the
+// host thread pool, device-memory access windows, and the row loop over
+// common/Loop.h's plan of N strided operands.
 //
 // Torch-free by design (Note [Descriptor conventions] in RefKernels.h).
 #pragma once
@@ -10,6 +9,8 @@
 #include "kernels/RefKernels.h"
 #include "kernels/common/Checks.h"
 #include "kernels/common/Descriptors.h"
+#include "kernels/common/Errors.h"
+#include "kernels/common/Loop.h"
 #include "kernels/common/Norm.h"
 #include "kernels/common/Dtypes.h"
 
@@ -30,16 +31,8 @@ namespace refk {
 
 // ---- errors ----------------------------------------------------------------
 
-// Records the message refkLastError() returns on this thread; returns `s`.
-refkStatus fail(refkStatus s, const std::string& message);
-refkStatus unsupported(const char* op, refkDtype d);
-// A common/Checks.h verdict as a status: its text as an invalid-value
-// error, its refused dtype as unsupported(), or success.
-inline refkStatus checked(const check::Verdict& v) {
-  if (v.error != nullptr) return fail(refkErrorInvalidValue, v.message());
-  if (v.unsupported_op != nullptr) return unsupported(v.unsupported_op, v.dtype);
-  return refkSuccess;
-}
+// fail, unsupported, checked, check_shapes, check_rank, dispatch_floating:
+// common/Errors.h.
 
 // Runs body, turning an escaped C++ exception into an error status: nothing
 // throws across the C ABI.
@@ -99,65 +92,25 @@ T* data_at_mut(const refkTensor& t, int64_t off) {
 
 // ---- the loop planner ------------------------------------------------------
 
-// N operands of one shape (operand 0 is the output), as byte strides over
-// coalesced dims, innermost last.
+// N operands of one shape (operand 0 is the output) planned as Note [Loop
+// plans] (common/Loop.h): byte strides over coalesced dims, innermost last.
 template <int N>
-struct Loop {
-  int ndim = 0;
-  int64_t sizes[REFK_MAX_DIMS] = {};
-  int64_t strides[N][REFK_MAX_DIMS] = {};
+struct Loop : LoopPlan<N> {
   char* data[N] = {};
-  int64_t numel = 1;
 
-  explicit Loop(const refkTensor* const (&ops)[N]) {
-    const refkTensor& out = *ops[0];
+  explicit Loop(const refkTensor* const (&ops)[N]) : LoopPlan<N>(ops, N) {
     for (int k = 0; k < N; ++k) data[k] = static_cast<char*>(ops[k]->data);
-    // Dims by the output's stride, largest first, so the output's fastest
-    // dim is innermost; size-1 dims dropped.
-    int order[REFK_MAX_DIMS];
-    int n = 0;
-    for (int d = 0; d < out.ndim; ++d) {
-      numel *= out.sizes[d];
-      if (out.sizes[d] != 1) order[n++] = d;
-    }
-    std::stable_sort(order, order + n, [&](int x, int y) {
-      for (int k = 0; k < N; ++k) {
-        const int64_t sx = std::abs(ops[k]->strides[x]), sy = std::abs(ops[k]->strides[y]);
-        if (sx != sy) return sx > sy;
-      }
-      return false;
-    });
-    for (int i = 0; i < n; ++i) {
-      const int d = order[i];
-      const int64_t size = out.sizes[d];
-      // Merge into the previous (outer) dim when it steps exactly over this one.
-      bool merge = ndim > 0;
-      for (int k = 0; k < N && merge; ++k) {
-        merge = strides[k][ndim - 1] == ops[k]->strides[d] * itemsize(ops[k]->dtype) * size;
-      }
-      if (merge) {
-        sizes[ndim - 1] *= size;
-        for (int k = 0; k < N; ++k) strides[k][ndim - 1] = ops[k]->strides[d] * itemsize(ops[k]->dtype);
-      } else {
-        sizes[ndim] = size;
-        for (int k = 0; k < N; ++k) strides[k][ndim] = ops[k]->strides[d] * itemsize(ops[k]->dtype);
-        ++ndim;
-      }
-    }
-    if (ndim == 0) {  // a single element
-      sizes[0] = 1;
-      for (int k = 0; k < N; ++k) strides[k][0] = 0;
-      ndim = 1;
-    }
   }
 
   // Calls row(ptrs, inner_strides, count) for every run of the innermost
   // dim, split over threads.
   template <class Row>
   void run(int threads, Row&& row) const {
-    if (numel == 0) return;
-    const int last = ndim - 1;
-    parallel_for(numel, kGrain, threads, [&](int64_t begin, int64_t end) {
+    if (this->numel == 0) return;
+    const int last = this->ndim - 1;
+    const auto& sizes = this->sizes;
+    const auto& strides = this->strides;
+    parallel_for(this->numel, kGrain, threads, [&](int64_t begin, int64_t end) {
       int64_t idx[REFK_MAX_DIMS];
       int64_t rem = begin;
       for (int d = last; d >= 0; --d) {
@@ -231,9 +184,6 @@ void typed_rows(const Loop<NIN + 1>& loop, int threads, F f) {
     }
   });
 }
-
-// Checks that operands match the output's shape; an error status otherwise.
-refkStatus check_shapes(const char* op, std::initializer_list<const refkTensor*> ts);
 
 
 // ---- rows: softmax and normalization ---------------------------------------

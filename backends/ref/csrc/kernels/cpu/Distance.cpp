@@ -50,13 +50,6 @@ void pdist_typed(int threads, const refkTensor& out, const refkTensor& x, double
                });
 }
 
-template <class F>
-refkStatus floating(const char* op, refkDtype d, F&& f) {
-  if (d == refkFloat32) return f(Tag<float>{});
-  if (d == refkFloat64) return f(Tag<double>{});
-  return unsupported(op, d);
-}
-
 }  // namespace
 }  // namespace refk
 
@@ -68,7 +61,7 @@ extern "C" refkStatus refkCdist(const refkContext* ctx, const refkTensor* out, c
     if (const char* e = check::cdist(*out, *x1, *x2)) return fail(refkErrorInvalidValue, e);
     if (numel(*out) == 0) return refkSuccess;
     const Access access({out, x1, x2});
-    return floating("cdist", out->dtype, [&](auto tag) {
+    return dispatch_floating<Floating::no_half>("cdist", out->dtype, [&](auto tag) {
       cdist_typed<typename decltype(tag)::type>(ctx->num_threads, *out, *x1, *x2, p);
       return refkSuccess;
     });
@@ -80,7 +73,7 @@ extern "C" refkStatus refkPdist(const refkContext* ctx, const refkTensor* out, c
     if (const char* e = check::pdist(*out, *x)) return fail(refkErrorInvalidValue, e);
     if (numel(*out) == 0) return refkSuccess;
     const Access access({out, x});
-    return floating("pdist", out->dtype, [&](auto tag) {
+    return dispatch_floating<Floating::no_half>("pdist", out->dtype, [&](auto tag) {
       pdist_typed<typename decltype(tag)::type>(ctx->num_threads, *out, *x, p);
       return refkSuccess;
     });

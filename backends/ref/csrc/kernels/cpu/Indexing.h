@@ -1,7 +1,7 @@
 // What the indexing kernels of the CPU reference library share (Index.cpp:
 // reads by index, index_put, nonzero, masked_scatter; Scatter.cpp: scatter
 // and its reductions): access windows over a runtime number of operands, the
-// first out-of-range index of Note [Index errors], and a loop planner for a
+// first out-of-range index of Note [Index errors], and the row loop for a
 // runtime operand count.
 #pragma once
 
@@ -69,58 +69,18 @@ class IndexError {
   int64_t value_ = 0, dim_ = 0, size_ = 0;
 };
 
-// ---- the planner, with a runtime operand count -------------------------------
+// ---- the row loop, with a runtime operand count ------------------------------
 
 inline constexpr int kMaxOps = REFK_MAX_DIMS + 2;
 
 // Loop<N> of Common.h for operands whose number is known only at run time
 // (advanced indexing has one per index tensor): operands of one shape,
-// operand 0 leading, as byte strides over coalesced dims, innermost last.
-struct Plan {
-  int nops = 0;
-  int ndim = 0;
-  int64_t numel = 1;
-  int64_t sizes[REFK_MAX_DIMS] = {};
-  int64_t strides[kMaxOps][REFK_MAX_DIMS] = {};
+// operand 0 leading, planned as Note [Loop plans] (common/Loop.h).
+struct Plan : LoopPlan<kMaxOps> {
   char* data[kMaxOps] = {};
 
-  Plan(const refkTensor* const* ops, int n) : nops(n) {
-    const refkTensor& lead = *ops[0];
+  Plan(const refkTensor* const* ops, int n) : LoopPlan<kMaxOps>(ops, n) {
     for (int k = 0; k < n; ++k) data[k] = static_cast<char*>(ops[k]->data);
-    int order[REFK_MAX_DIMS];
-    int m = 0;
-    for (int d = 0; d < lead.ndim; ++d) {
-      numel *= lead.sizes[d];
-      if (lead.sizes[d] != 1) order[m++] = d;
-    }
-    std::stable_sort(order, order + m, [&](int x, int y) {
-      for (int k = 0; k < n; ++k) {
-        const int64_t sx = std::abs(ops[k]->strides[x]), sy = std::abs(ops[k]->strides[y]);
-        if (sx != sy) return sx > sy;
-      }
-      return false;
-    });
-    for (int i = 0; i < m; ++i) {
-      const int d = order[i];
-      const int64_t size = lead.sizes[d];
-      bool merge = ndim > 0;
-      for (int k = 0; k < n && merge; ++k) {
-        merge = strides[k][ndim - 1] == ops[k]->strides[d] * itemsize(ops[k]->dtype) * size;
-      }
-      const int at = merge ? ndim - 1 : ndim;
-      if (merge) {
-        sizes[at] *= size;
-      } else {
-        sizes[at] = size;
-        ++ndim;
-      }
-      for (int k = 0; k < n; ++k) strides[k][at] = ops[k]->strides[d] * itemsize(ops[k]->dtype);
-    }
-    if (ndim == 0) {
-      sizes[0] = 1;
-      for (int k = 0; k < n; ++k) strides[k][0] = 0;
-      ndim = 1;
-    }
   }
 
   // row(ptrs, inner_strides, count, pos) for every run of the innermost dim

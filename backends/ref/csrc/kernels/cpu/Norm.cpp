@@ -437,23 +437,6 @@ void batch_norm_backward(int threads, const refkTensor& grad_in, const refkTenso
   });
 }
 
-// Calls f(Tag<T>{}) for a floating dtype, an error status for any other.
-template <class F>
-refkStatus floating(const char* op, refkDtype d, F&& f) {
-  switch (d) {
-    case refkFloat16: f(Tag<Half>{}); return refkSuccess;
-    case refkBFloat16: f(Tag<BFloat16>{}); return refkSuccess;
-    case refkFloat32: f(Tag<float>{}); return refkSuccess;
-    case refkFloat64: f(Tag<double>{}); return refkSuccess;
-    default: return unsupported(op, d);
-  }
-}
-
-refkStatus check_rank(const char* op, const refkTensor& t, int ndim) {
-  if (t.ndim == ndim) return refkSuccess;
-  return fail(refkErrorInvalidValue, std::string(op) + ": expected a " + std::to_string(ndim) + "-d operand");
-}
-
 }  // namespace
 }  // namespace refk
 
@@ -472,7 +455,7 @@ refkStatus refkSoftmax(const refkContext* ctx, const refkTensor* out, const refk
       return refkSuccess;
     }
     if (in->dtype != out->dtype) return fail(refkErrorInvalidValue, "softmax: out must have in's dtype");
-    return floating("softmax", in->dtype, [&](auto tag) {
+    return dispatch_floating("softmax", in->dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       softmax<T, T>(ctx->num_threads, *out, *in, dim, log != 0);
     });
@@ -491,7 +474,7 @@ refkStatus refkSoftmaxBackward(const refkContext* ctx, const refkTensor* grad_in
       return refkSuccess;
     }
     if (grad_in->dtype != grad->dtype) return fail(refkErrorInvalidValue, "softmax_backward: bad grad_in dtype");
-    return floating("softmax_backward", grad->dtype, [&](auto tag) {
+    return dispatch_floating("softmax_backward", grad->dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       softmax_backward<T, T>(ctx->num_threads, *grad_in, *grad, *out, dim, log != 0);
     });
@@ -506,7 +489,7 @@ refkStatus refkLayerNorm(const refkContext* ctx, const refkTensor* out, const re
     if (auto s = check_shapes("layer_norm", {out, in})) return s;
     if (in->sizes[0] == 0) return refkSuccess;
     const Access access({out, mean, rstd, in, weight, bias});
-    return floating("layer_norm", in->dtype, [&](auto tag) {
+    return dispatch_floating("layer_norm", in->dtype, [&](auto tag) {
       layer_norm<typename decltype(tag)::type>(ctx->num_threads, *out, *mean, *rstd, *in, weight, bias, eps);
     });
   });
@@ -521,7 +504,7 @@ refkStatus refkRmsNorm(const refkContext* ctx, const refkTensor* out, const refk
     if (out->dtype != in->dtype || (w != nullptr && w->dtype != in->dtype)) {
       return fail(refkErrorInvalidValue, "rms_norm: operands must share one dtype");
     }
-    return floating("rms_norm", in->dtype, [&](auto tag) {
+    return dispatch_floating("rms_norm", in->dtype, [&](auto tag) {
       if (in->sizes[0] == 0 || in->sizes[1] == 0) return;
       const Access access({out, in, w});
       rms_norm<typename decltype(tag)::type>(ctx->num_threads, *out, *in, w, eps);
@@ -536,7 +519,7 @@ refkStatus refkLayerNormBackward(const refkContext* ctx, const refkTensor* grad_
     if (auto s = check_rank("layer_norm_backward", *in, 2)) return s;
     if (auto s = check_shapes("layer_norm_backward", {grad, in})) return s;
     const Access access({grad_in, grad_weight, grad_bias, grad, in, mean, rstd, weight});
-    return floating("layer_norm_backward", in->dtype, [&](auto tag) {
+    return dispatch_floating("layer_norm_backward", in->dtype, [&](auto tag) {
       layer_norm_backward<typename decltype(tag)::type>(ctx->num_threads, *grad_in, *grad_weight, *grad_bias, *grad,
                                                         *in, *mean, *rstd, weight);
     });
@@ -552,7 +535,7 @@ refkStatus refkGroupNorm(const refkContext* ctx, const refkTensor* out, const re
     if (groups <= 0 || in->sizes[1] % groups != 0) return fail(refkErrorInvalidValue, "group_norm: bad groups");
     if (in->sizes[0] == 0) return refkSuccess;
     const Access access({out, mean, rstd, in, weight, bias});
-    return floating("group_norm", in->dtype, [&](auto tag) {
+    return dispatch_floating("group_norm", in->dtype, [&](auto tag) {
       group_norm<typename decltype(tag)::type>(ctx->num_threads, *out, *mean, *rstd, *in, weight, bias, groups, eps);
     });
   });
@@ -567,7 +550,7 @@ refkStatus refkGroupNormBackward(const refkContext* ctx, const refkTensor* grad_
     if (auto s = check_shapes("group_norm_backward", {grad, in})) return s;
     if (groups <= 0 || in->sizes[1] % groups != 0) return fail(refkErrorInvalidValue, "group_norm: bad groups");
     const Access access({grad_in, grad_weight, grad_bias, grad, in, mean, rstd, weight});
-    return floating("group_norm_backward", in->dtype, [&](auto tag) {
+    return dispatch_floating("group_norm_backward", in->dtype, [&](auto tag) {
       group_norm_backward<typename decltype(tag)::type>(ctx->num_threads, *grad_in, *grad_weight, *grad_bias, *grad,
                                                         *in, *mean, *rstd, weight, groups);
     });
@@ -586,7 +569,7 @@ refkStatus refkBatchNorm(const refkContext* ctx, const refkTensor* out, const re
     }
     if (numel(*in) == 0) return refkSuccess;
     const Access access({out, save_mean, save_invstd, in, weight, bias, running_mean, running_var});
-    return floating("batch_norm", in->dtype, [&](auto tag) {
+    return dispatch_floating("batch_norm", in->dtype, [&](auto tag) {
       batch_norm<typename decltype(tag)::type>(ctx->num_threads, *out, *save_mean, *save_invstd, *in, weight, bias,
                                                *running_mean, *running_var, training != 0, momentum, eps);
     });
@@ -603,7 +586,7 @@ refkStatus refkBatchNormBackward(const refkContext* ctx, const refkTensor* grad_
     if (auto s = check_shapes("batch_norm_backward", {grad, in})) return s;
     const Access access({grad_in, grad_weight, grad_bias, grad, in, weight, running_mean, running_var, save_mean,
                          save_invstd});
-    return floating("batch_norm_backward", in->dtype, [&](auto tag) {
+    return dispatch_floating("batch_norm_backward", in->dtype, [&](auto tag) {
       batch_norm_backward<typename decltype(tag)::type>(ctx->num_threads, *grad_in, *grad_weight, *grad_bias, *grad,
                                                         *in, weight, *running_mean, *running_var, *save_mean,
                                                         *save_invstd, training != 0, eps);

@@ -68,20 +68,6 @@ void gru_backward(int threads, const refkTensor& gi_t, const refkTensor& gh_t, c
   });
 }
 
-// Runs f(Tag<T>{}) for the floating storage type of d; other dtypes are errors.
-template <class F>
-refkStatus floating_dispatch(const char* op, refkDtype d, F&& f) {
-  return dispatch(d, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (is_floating_v<T>) {
-      f(tag);
-      return refkSuccess;
-    } else {
-      return unsupported(op, d);
-    }
-  });
-}
-
 }  // namespace
 }  // namespace refk
 
@@ -104,7 +90,7 @@ extern "C" refkStatus refkLstmCell(const refkContext* ctx, const refkTensor* hy,
     }
     if (batch == 0 || h == 0) return refkSuccess;
     const Access access({hy, cy, workspace, input_gates, hidden_gates, cx, input_bias, hidden_bias});
-    return floating_dispatch("lstm_cell", cx->dtype, [&](auto tag) {
+    return dispatch_floating("lstm_cell", cx->dtype, [&](auto tag) {
       lstm_forward<typename decltype(tag)::type>(ctx->num_threads, *hy, *cy, *workspace, *input_gates, *hidden_gates,
                                                  *cx, input_bias, hidden_bias);
     });
@@ -125,7 +111,7 @@ extern "C" refkStatus refkLstmCellBackward(const refkContext* ctx, const refkTen
     }
     if (batch == 0 || h == 0) return refkSuccess;
     const Access access({grad_gates, grad_cx, grad_hy, grad_cy, cx, cy, workspace});
-    return floating_dispatch("lstm_cell_backward", cx->dtype, [&](auto tag) {
+    return dispatch_floating("lstm_cell_backward", cx->dtype, [&](auto tag) {
       lstm_backward<typename decltype(tag)::type>(ctx->num_threads, *grad_gates, *grad_cx, grad_hy, grad_cy, *cx, *cy,
                                                   *workspace);
     });
@@ -148,7 +134,7 @@ extern "C" refkStatus refkGruCell(const refkContext* ctx, const refkTensor* hy, 
     }
     if (batch == 0 || h == 0) return refkSuccess;
     const Access access({hy, workspace, input_gates, hidden_gates, hx, input_bias, hidden_bias});
-    return floating_dispatch("gru_cell", hx->dtype, [&](auto tag) {
+    return dispatch_floating("gru_cell", hx->dtype, [&](auto tag) {
       gru_forward<typename decltype(tag)::type>(ctx->num_threads, *hy, *workspace, *input_gates, *hidden_gates, *hx,
                                                 input_bias, hidden_bias);
     });
@@ -168,7 +154,7 @@ extern "C" refkStatus refkGruCellBackward(const refkContext* ctx, const refkTens
     }
     if (batch == 0 || h == 0) return refkSuccess;
     const Access access({grad_input_gates, grad_hidden_gates, grad_hx, grad_hy, workspace});
-    return floating_dispatch("gru_cell_backward", grad_hy->dtype, [&](auto tag) {
+    return dispatch_floating("gru_cell_backward", grad_hy->dtype, [&](auto tag) {
       gru_backward<typename decltype(tag)::type>(ctx->num_threads, *grad_input_gates, *grad_hidden_gates, *grad_hx,
                                                  *grad_hy, *workspace);
     });

@@ -1,29 +1,7 @@
-// The CUDA library's shared host helpers: refkLastError's per-thread text,
-// shape checks, launch status and the host side of Note [Index errors on
+// The CUDA library's shared host helpers (its errors are common/Errors.h's):
+// launch status and the host side of Note [Index errors on
 // the device].
 #include "kernels/cuda/Common.cuh"
-
-namespace refkc {
-namespace {
-thread_local std::string tls_error;
-}  // namespace
-
-refkStatus fail(refkStatus s, const std::string& message) {
-  tls_error = message;
-  return s;
-}
-
-refkStatus unsupported(const char* op, refkDtype d) {
-  return fail(refkErrorUnsupportedDtype, std::string(op) + ": dtype " + dtype_name(d) + " is not supported");
-}
-
-}  // namespace refkc
-
-// Dtypes.h's answer for a complex dtype given to a call that takes none.
-refkStatus refk::unsupported_dtype(refkDtype d) {
-  return refkc::fail(refkErrorUnsupportedDtype,
-                     std::string("dtype ") + refkc::dtype_name(d) + " is not supported by this call");
-}
 
 namespace refkc {
 
@@ -37,11 +15,6 @@ refkStatus not_implemented(const char* entry) {
   return fail(refkErrorNotImplemented,
               std::string(entry) + " is not implemented by the CUDA kernel library (kernels/cuda/); operators that "
                                    "need it run through the CPU fallback unless backend.yaml lists them");
-}
-
-refkStatus check_shapes(const char* op, std::initializer_list<const refkTensor*> ts) {
-  if (const char* e = refk::check::same_shapes(ts)) return fail(refkErrorInvalidValue, std::string(op) + ": " + e);
-  return refkSuccess;
 }
 
 refkStatus ErrorFlag::init(const char* op) {
@@ -106,4 +79,4 @@ refkStatus index_error(int64_t value, int64_t dim, int64_t size) {
 
 }  // namespace refkc
 
-extern "C" const char* refkLastError(void) { return refkc::tls_error.c_str(); }
+extern "C" const char* refkLastError(void) { return refk::last_error().c_str(); }

@@ -1,8 +1,8 @@
 // What every CUDA kernel of the reference library shares beyond
-// common/Dtypes.h (storage types, opmath loads and stores, dispatch) and
-// common/Checks.h (operand checks): the per-thread error text, the one
-// elementwise launcher every pointwise op runs on, an offset calculator
-// over the descriptors' coalesced dims with a contiguous fast path
+// common/Dtypes.h (storage types, opmath loads and stores, dispatch),
+// common/Checks.h (operand checks) and common/Errors.h (error texts): the
+// one elementwise launcher every pointwise op runs on, over common/Loop.h's
+// plan of the descriptors' coalesced dims with a contiguous fast path
 // (TensorIterator + gpu_kernel in ATen, reduced to what a kernel library
 // needs), a block-wide combine for row kernels, and how index errors found
 // on the device reach the host (Note [Index errors on the device]).
@@ -15,6 +15,8 @@
 #include "kernels/common/Checks.h"
 #include "kernels/common/Descriptors.h"
 #include "kernels/common/Dtypes.h"
+#include "kernels/common/Errors.h"
+#include "kernels/common/Loop.h"
 
 #include <cuda_runtime.h>
 
@@ -53,15 +55,14 @@ using refk::Tag;
 
 // ---- errors ----------------------------------------------------------------
 
-refkStatus fail(refkStatus s, const std::string& message);
-refkStatus unsupported(const char* op, refkDtype d);
-// A common/Checks.h result as a status: its text as an invalid-value
-// error, its refused dtype as unsupported(), or success.
-inline refkStatus checked(const refk::check::Verdict& v) {
-  if (v.error != nullptr) return fail(refkErrorInvalidValue, v.message());
-  if (v.unsupported_op != nullptr) return unsupported(v.unsupported_op, v.dtype);
-  return refkSuccess;
-}
+// The CPU library's too (common/Errors.h).
+using refk::check_rank;
+using refk::check_shapes;
+using refk::checked;
+using refk::dispatch_floating;
+using refk::fail;
+using refk::unsupported;
+
 // The status of the launch just made (a launch error is refkErrorInvalidValue
 // with CUDA's text).
 refkStatus launched(const char* op);
@@ -70,8 +71,6 @@ refkStatus not_implemented(const char* entry);
 inline cudaStream_t stream_of(const refkContext* ctx) {
   return ctx == nullptr || ctx->stream == nullptr ? cudaStreamLegacy : reinterpret_cast<cudaStream_t>(ctx->stream);
 }
-
-refkStatus check_shapes(const char* op, std::initializer_list<const refkTensor*> ts);
 
 // Note [Index errors on the device]: a kernel that meets an index out of
 // range (or a target out of bounds) skips the element and raises a flag in
@@ -129,93 +128,14 @@ inline unsigned blocks_for(int64_t n, int threads = 256) {
 // ---- the offset calculator -------------------------------------------------
 
 // N operands of one shape (operand 0 is the output) as byte strides over
-// coalesced dims, innermost last; passed to kernels by value.
+// coalesced dims, innermost last, planned as the CPU library's Loop is
+// (Note [Loop plans], common/Loop.h); passed to kernels by value.
 template <int N>
-struct Offsets {
-  int ndim = 0;
-  bool contiguous = false;  // one dim, every operand dense (stride == itemsize)
-  int64_t numel = 1;
-  int64_t sizes[REFK_MAX_DIMS] = {};
-  int64_t strides[N][REFK_MAX_DIMS] = {};
+using Offsets = refk::LoopPlan<N>;
 
-  __device__ inline void at(int64_t i, int64_t (&off)[N]) const {
-    for (int k = 0; k < N; ++k) off[k] = 0;
-    for (int d = ndim - 1; d >= 0; --d) {
-      const int64_t idx = i % sizes[d];
-      i /= sizes[d];
-      for (int k = 0; k < N; ++k) off[k] += idx * strides[k][d];
-    }
-  }
-};
-
-// Plans the operands' loop as the CPU library's Loop does: size-1 dims
-// dropped, dims ordered by the output's stride (largest first), adjacent
-// dims merged where every operand steps over them exactly.
 template <int N>
 Offsets<N> plan(const refkTensor* const (&ops)[N]) {
-  Offsets<N> o;
-  const refkTensor& out = *ops[0];
-  int order[REFK_MAX_DIMS];
-  int n = 0;
-  for (int d = 0; d < out.ndim; ++d) {
-    o.numel *= out.sizes[d];
-    if (out.sizes[d] != 1) order[n++] = d;
-  }
-  // Insertion sort (stable), by |stride| of the first operand that differs.
-  for (int i = 1; i < n; ++i) {
-    const int d = order[i];
-    int j = i;
-    auto before = [&](int x, int y) {
-      for (int k = 0; k < N; ++k) {
-        const int64_t sx = ops[k]->strides[x] < 0 ? -ops[k]->strides[x] : ops[k]->strides[x];
-        const int64_t sy = ops[k]->strides[y] < 0 ? -ops[k]->strides[y] : ops[k]->strides[y];
-        if (sx != sy) return sx > sy;
-      }
-      return false;
-    };
-    while (j > 0 && before(d, order[j - 1])) {
-      order[j] = order[j - 1];
-      --j;
-    }
-    order[j] = d;
-  }
-  for (int i = 0; i < n; ++i) {
-    const int d = order[i];
-    const int64_t size = out.sizes[d];
-    bool merge = o.ndim > 0;
-    for (int k = 0; k < N && merge; ++k) {
-      merge = o.strides[k][o.ndim - 1] == ops[k]->strides[d] * itemsize(ops[k]->dtype) * size;
-    }
-    if (merge) {
-      o.sizes[o.ndim - 1] *= size;
-      for (int k = 0; k < N; ++k) o.strides[k][o.ndim - 1] = ops[k]->strides[d] * itemsize(ops[k]->dtype);
-    } else {
-      o.sizes[o.ndim] = size;
-      for (int k = 0; k < N; ++k) o.strides[k][o.ndim] = ops[k]->strides[d] * itemsize(ops[k]->dtype);
-      ++o.ndim;
-    }
-  }
-  if (o.ndim == 0) {
-    o.sizes[0] = 1;
-    for (int k = 0; k < N; ++k) o.strides[k][0] = itemsize(ops[k]->dtype);
-    o.ndim = 1;
-  }
-  o.contiguous = o.ndim == 1;
-  for (int k = 0; k < N && o.contiguous; ++k) o.contiguous = o.strides[k][0] == itemsize(ops[k]->dtype);
-  return o;
-}
-
-// Calls f(Tag<T>{}) for a floating dtype (f returns a refkStatus), an
-// unsupported-dtype error for any other.
-template <class F>
-refkStatus dispatch_floating(const char* op, refkDtype d, F&& f) {
-  switch (d) {
-    case refkFloat16: return f(Tag<Half>{});
-    case refkBFloat16: return f(Tag<BFloat16>{});
-    case refkFloat32: return f(Tag<float>{});
-    case refkFloat64: return f(Tag<double>{});
-    default: return unsupported(op, d);
-  }
+  return Offsets<N>(ops, N);
 }
 
 // Blocks for a kernel that runs a block per row over `rows` rows (0: no launch).

@@ -39,13 +39,6 @@ __global__ void pdist_kernel(int64_t total, int64_t N, int64_t M, T* out, int64_
   }
 }
 
-template <class F>
-refkStatus float_or_double(const char* op, refkDtype d, F&& f) {
-  if (d == refkFloat32) return f(Tag<float>{});
-  if (d == refkFloat64) return f(Tag<double>{});
-  return unsupported(op, d);
-}
-
 }  // namespace
 }  // namespace refkc
 
@@ -56,7 +49,7 @@ extern "C" refkStatus refkCdist(const refkContext* ctx, const refkTensor* out, c
   if (auto s = checked(refk::check::cdist(*out, *x1, *x2))) return s;
   const int64_t total = numel(*out);
   if (total == 0) return refkSuccess;
-  return float_or_double("cdist", out->dtype, [&](auto tag) {
+  return dispatch_floating<refk::Floating::no_half>("cdist", out->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     cdist_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream_of(ctx)>>>(
         out->sizes[0], out->sizes[1], out->sizes[2], x1->sizes[2], static_cast<T*>(out->data), three_of(*out),
@@ -69,7 +62,7 @@ extern "C" refkStatus refkPdist(const refkContext* ctx, const refkTensor* out, c
   if (auto s = checked(refk::check::pdist(*out, *x))) return s;
   const int64_t total = numel(*out);
   if (total == 0) return refkSuccess;
-  return float_or_double("pdist", out->dtype, [&](auto tag) {
+  return dispatch_floating<refk::Floating::no_half>("pdist", out->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     pdist_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream_of(ctx)>>>(
         total, x->sizes[0], x->sizes[1], static_cast<T*>(out->data), out->strides[0], static_cast<const T*>(x->data),

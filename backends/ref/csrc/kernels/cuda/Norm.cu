@@ -399,11 +399,6 @@ __global__ void group_norm_wb_kernel(int64_t N, int64_t Ch, const double* dwb, S
   }
 }
 
-refkStatus check_rank(const char* op, const refkTensor& t, int ndim) {
-  if (t.ndim == ndim) return refkSuccess;
-  return fail(refkErrorInvalidValue, std::string(op) + ": expected a " + std::to_string(ndim) + "-d operand");
-}
-
 char* bytes_of(const refkTensor* t) { return static_cast<char*>(t->data); }
 int64_t stride0_bytes(const refkTensor* t) { return (t->ndim > 0 ? t->strides[0] : 0) * itemsize(t->dtype); }
 
