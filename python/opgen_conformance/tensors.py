@@ -16,7 +16,12 @@ DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
 
 
 def _copy_tensor(t: torch.Tensor, device: Any = None) -> torch.Tensor:
-    """A copy with the same sizes and strides (non-contiguous inputs stay so)."""
+    """A copy with the same sizes and strides (non-contiguous inputs stay so)
+    and the same conjugate and negative bits (Note [Lazy bits in samples])."""
+    if t.is_conj():
+        return _copy_tensor(t.conj(), device).conj()
+    if t.is_neg():
+        return torch._neg_view(_copy_tensor(torch._neg_view(t), device))
     dev = device if device is not None else t.device
     if t.layout != torch.strided:
         return t.to(dev) if device is not None else t.clone()
@@ -31,6 +36,14 @@ def _copy_tensor(t: torch.Tensor, device: Any = None) -> torch.Tensor:
     return out
 
 
+# Note [Lazy bits in samples]: x.conj() of a complex tensor (and the imag of
+# one, a negative view) is a view with a bit that says "conjugate (negate) me
+# when read", which eager's kernels resolve on the way in (the Conjugate and
+# Negative dispatch keys) except for the copies and the resolving ops, which
+# take the bit themselves. torch.fft's Hermitian transforms hand such a view to
+# _fft_c2r. A plain copy to the device resolves the bit on the host, so a
+# sample's bit must be carried over (the memory copied, the bit set again on
+# the device), or the device's handling of it is never run.
 def _overlapping(t: torch.Tensor) -> bool:
     return any(st == 0 and sz > 1 for sz, st in zip(t.size(), t.stride()))
 

@@ -92,13 +92,21 @@ def _foreach_lists(dt: torch.dtype, n: int) -> list[list[torch.Tensor]]:
 # inputs and whose OpInfo samples reach them only from complex ones. Lengths
 # cover radix 2 and 4, other small primes and a large prime (97, Bluestein's
 # algorithm in the reference backend), several dims, every normalization,
-# both onesided modes and strided signals. Eager CPU has no half FFT: the
-# half types get their real signal, which both sides refuse.
+# both onesided modes and strided signals, and conjugated views (x.conj(),
+# Note [Lazy bits in samples] in tensors.py): hfft, hfft2 and hfftn hand
+# _fft_c2r the conjugate of their (c2c-transformed) signal as a view, whose
+# bit the device must honour. Eager CPU has no half FFT: the half types get
+# their real signal, which both sides refuse.
 def _fft_signal(shape: tuple, dt: torch.dtype, complex_: bool, transposed: bool = False) -> torch.Tensor:
     cdt = dt.to_complex() if complex_ and dt in (torch.float32, torch.float64) else dt
     if transposed:
         return random_tensor(tuple(reversed(shape)), cdt).permute(*reversed(range(len(shape))))
     return random_tensor(shape, cdt)
+
+
+def _conj(t: torch.Tensor) -> torch.Tensor:
+    """The conjugated view of a complex signal; a real one (the half types') as it is."""
+    return t.conj() if t.is_complex() else t
 
 
 def _fft_r2c(dt: torch.dtype) -> list[tuple[tuple, str]]:
@@ -119,6 +127,7 @@ def _fft_c2c(dt: torch.dtype) -> list[tuple[tuple, str]]:
         ((c((2, 97)), [1], 2, False), "c2c-prime-backward"),
         ((c((6, 5, 3)), [0, 1, 2], 1, True), "c2c-3d"),
         ((c((9, 4), True), [0], 1, False), "c2c-strided"),
+        ((_conj(c((4, 6))), [0, 1], 2, True), "c2c-conj"),
     ]
 
 
@@ -129,6 +138,10 @@ def _fft_c2r(dt: torch.dtype) -> list[tuple[tuple, str]]:
         ((c((2, 49)), [1], 2, 97), "c2r-prime"),
         ((c((4, 5, 3)), [0, 2], 1, 5), "c2r-2d"),
         ((c((6, 4), True), [1], 0, 7), "c2r-strided"),
+        # hfft's and hfftn's last step: the conjugated signal, normalized forward
+        ((_conj(c((4, 6))), [1], 2, 10), "c2r-conj"),
+        ((_conj(c((3, 5, 4))), [2], 1, 7), "c2r-conj-odd"),
+        ((_conj(c((8, 5), True)), [0], 0, 14), "c2r-conj-strided"),
     ]
 
 

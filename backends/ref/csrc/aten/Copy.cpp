@@ -30,6 +30,15 @@ at::Tensor empty_like_as(const at::Tensor& self, c10::ScalarType dtype, c10::Dev
   return at::empty(self.sizes(), options.memory_format(format));
 }
 
+// t's memory as a tensor without conjugate or negative bits (an alias).
+at::Tensor memory_of(const at::Tensor& t) {
+  if (!t.is_conj() && !t.is_neg()) return t;
+  at::Tensor m = t.alias();
+  m._set_conj(false);
+  m._set_neg(false);
+  return m;
+}
+
 }  // namespace
 
 at::Tensor clone(const at::Tensor& self, std::optional<at::MemoryFormat> memory_format) {
@@ -87,8 +96,26 @@ at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
   if (self.is_privateuseone() && from.is_privateuseone()) {
     const c10::DeviceGuard guard(self.device());
     copy_into(self, from, "copy_");
-  } else {
+    return self;
+  }
+  if (!self.is_conj() && !self.is_neg() && !from.is_conj() && !from.is_neg()) {
     at::_copy_from(from, self, non_blocking);
+    return self;
+  }
+  // Note [Conjugate and negative bits] (Glue.cpp): _copy_from moves memory,
+  // so it gets both sides without their bits, and the device side's memory
+  // is conjugated or negated where the bits differ.
+  const bool conj = self.is_conj() != from.is_conj(), neg = self.is_neg() != from.is_neg();
+  if (self.is_privateuseone()) {
+    at::_copy_from(memory_of(from), memory_of(self), non_blocking);
+    const c10::DeviceGuard guard(self.device());
+    apply_bits(self, conj, neg, "copy_");
+  } else {
+    const c10::DeviceGuard guard(from.device());
+    at::Tensor staged = empty(from.sizes(), from.scalar_type(), from.device());
+    copy_into(staged, memory_of(from), "copy_");
+    apply_bits(staged, conj, neg, "copy_");
+    at::_copy_from(staged, memory_of(self), false);
   }
   return self;
 }

@@ -156,12 +156,54 @@ at::Tensor to_dtype(const at::Tensor& t, c10::ScalarType dtype, c10::Device devi
   return out;
 }
 
+namespace {
+
+// Negates, in place, the real (part 0) or imaginary (part 1) parts of a
+// complex descriptor's elements: the same elements seen as reals of its
+// precision, strides doubled.
+void negate_part(const refkTensor& complex, int part, const refkContext& ctx, const char* op) {
+  refkTensor d = complex;
+  d.dtype = complex.dtype == refkComplex64 ? refkFloat32 : refkFloat64;
+  const size_t real_size = d.dtype == refkFloat32 ? sizeof(float) : sizeof(double);
+  d.data = static_cast<char*>(complex.data) + part * real_size;
+  for (int32_t i = 0; i < d.ndim; ++i) d.strides[i] *= 2;
+  const refkUnaryParams p{};
+  check(refkUnary(&ctx, refkNeg, &d, &d, &p), op);
+}
+
+}  // namespace
+
+// Note [Conjugate and negative bits]: a tensor with the conjugate (or
+// negative) bit holds conj(x) (or -x) for the value x it stands for. The
+// dispatcher resolves the bits before most kernels (the Conjugate and
+// Negative keys' fallbacks), but copy_, clone and the resolving ops
+// themselves (resolve_conj, conj_physical) are fallthrough there, and
+// resolve_conj is empty_like + copy_: a copy keeps the values, so dst's
+// memory gets src's memory conjugated (negated) where their bits differ, as
+// eager's copy_ does. Host<->device copies apply the bits on the device side
+// (Copy.cpp's copy_).
 void copy_into(const at::Tensor& dst, const at::Tensor& src, const char* op) {
   if (dst.numel() == 0) return;
   const refkTensor d = describe_storage(dst, op);
   const refkTensor s = describe_storage_as(src, dst.sizes(), op);
   const refkContext ctx = context();
   check(refkCopy(&ctx, &d, &s), op);
+  apply_bits(dst, dst.is_conj() != src.is_conj(), dst.is_neg() != src.is_neg(), op);
+}
+
+void apply_bits(const at::Tensor& t, bool conj, bool neg, const char* op) {
+  conj = conj && t.is_complex();
+  if ((!conj && !neg) || t.numel() == 0) return;
+  const refkTensor d = describe_storage(t, op);
+  const refkContext ctx = context();
+  if (!t.is_complex()) {
+    const refkUnaryParams p{};
+    check(refkUnary(&ctx, refkNeg, &d, &d, &p), op);
+    return;
+  }
+  // conj negates the imaginary parts, neg both; both together the real ones.
+  if (neg) negate_part(d, 0, ctx, op);
+  if (neg != conj) negate_part(d, 1, ctx, op);
 }
 
 namespace {

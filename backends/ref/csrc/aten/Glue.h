@@ -108,8 +108,12 @@ at::Tensor to_dtype(const at::Tensor& t, c10::ScalarType dtype, c10::Device devi
 // A 0-dim device tensor holding s as dtype.
 at::Tensor scalar_tensor_on(const c10::Scalar& s, c10::ScalarType dtype, c10::Device device);
 
-// dst <- src (any dtypes, broadcast src to dst's shape), by the library.
+// dst <- src (any dtypes, broadcast src to dst's shape), by the library;
+// the values, whatever conjugate and negative bits each has (Note
+// [Conjugate and negative bits] in Glue.cpp).
 void copy_into(const at::Tensor& dst, const at::Tensor& src, const char* op);
+// Conjugates (conj, complex t only) and negates (neg) t's memory in place.
+void apply_bits(const at::Tensor& t, bool conj, bool neg, const char* op);
 
 // A host copy of a 1-element device tensor's value (through the driver).
 c10::Scalar read_scalar(const at::Tensor& t);
