@@ -166,22 +166,28 @@ class Calls:
 
     def run_device(self, s: Sample, check: str, index: int = 0, outs: dict | None = None) -> Call:
         self.phase(check)
-        to = self.dev.to_device
-        c = Call(to(s.args, index), to(s.kwargs, index), to(self._outs(s, outs), index))
-        self.dev.reset_fallback_counts()
         if self.kind in ("inplace", "out", "mutable"):
             # Note [Identity under inference mode]: autograd's kernel for an
             # in-place or out= overload returns its self/out argument whatever
-            # the backend's kernel returned, so a kernel returning another
-            # tensor is visible only where autograd steps aside. Inference
-            # mode does, and changes nothing else these overloads do. Users'
-            # code sees it there too (`y = x.add_(1)` under inference_mode
-            # must give `y is x`). Runner._identity (checks.py) judges each
-            # `-> Tensor(a!)` return against the argument of its alias set.
+            # the backend's kernel returned, and so does the ADInplaceOrView
+            # kernel, so a kernel returning another tensor is visible only
+            # where both step aside: inference mode, on inference tensors (a
+            # tensor made outside it keeps the ADInplaceOrView key, and its
+            # in-place ops inside it still return self through that kernel).
+            # So the inputs are made on the device inside it too; it changes
+            # nothing else these overloads do. Users' code sees it there
+            # (`y = x.add_(1)` under inference_mode must give `y is x`).
+            # Runner._identity (checks.py) judges each `-> Tensor(a!)` return
+            # against the argument of its alias set.
             with torch.inference_mode():
-                c.result, c.error = attempt(lambda: self.dev.call(self.name, self.op, c.args, {**c.kwargs, **c.outs}))
-        else:
-            c.result, c.error = attempt(lambda: self.dev.call(self.name, self.op, c.args, {**c.kwargs, **c.outs}))
+                return self._device_call(s, index, outs)
+        return self._device_call(s, index, outs)
+
+    def _device_call(self, s: Sample, index: int, outs: dict | None) -> Call:
+        to = self.dev.to_device
+        c = Call(to(s.args, index), to(s.kwargs, index), to(self._outs(s, outs), index))
+        self.dev.reset_fallback_counts()
+        c.result, c.error = attempt(lambda: self.dev.call(self.name, self.op, c.args, {**c.kwargs, **c.outs}))
         return c
 
     def run_reference64(self, s: Sample) -> Call | None:

@@ -87,9 +87,10 @@ class FaultDevice:
       call's new tensors are on the current device, which the generated
       wrapper's device guard makes the first tensor input's during the call,
       as a real backend's kernels allocate. UNGUARDED ops lack that guard.
-    - Outside inference mode autograd's kernel for an in-place or out=
+    - Autograd's (and ADInplaceOrView's) kernel for an in-place or out=
       overload returns its self/out argument, whatever the backend kernel
-      returned (Note [Identity under inference mode] in calls.py).
+      returned, except in inference mode on inference tensors (Note
+      [Identity under inference mode] in calls.py).
     """
 
     def __init__(self, faults_file: str | None, devices: int = 2) -> None:
@@ -146,7 +147,7 @@ class FaultDevice:
         finally:
             if guarded:
                 self.current = before
-        if torch.is_inference_mode_enabled():
+        if torch.is_inference_mode_enabled() and all(t.is_inference() for t in _tensors((args, kwargs))):
             return res
         return _autograd_returns(func, args, kwargs, res)
 

@@ -55,6 +55,8 @@ class IdentityTest(unittest.TestCase):
         x, y = dev.to_device((torch.rand(3), torch.rand(3)))
         self.assertIs(dev.call("sub_.Tensor", torch.ops.aten.sub_.Tensor, (x, y), {}), x)
         with torch.inference_mode():
+            self.assertIs(dev.call("sub_.Tensor", torch.ops.aten.sub_.Tensor, (x, y), {}), x)
+            x, y = dev.to_device((torch.rand(3), torch.rand(3)))
             got = dev.call("mul_.Tensor", torch.ops.aten.mul_.Tensor, (x, y), {})
             self.assertIsNot(got, x)
             self.assertEqual(got.data_ptr(), x.data_ptr())
