@@ -6,10 +6,12 @@
  *    JSON, JUnit and HTML agree; the HTML renders in headless Chromium;
  * 2. a test backend with deliberately broken kernels (wrong value, wrong
  *    dtype, segfault, hang, in-place returning a new tensor, out= ignoring
- *    out, a view that copies, a silent CPU fallback, a wrong gradient): each
+ *    out, in-place and out= returning a copy (inference mode shows it), a
+ *    view that copies, a silent CPU fallback, a wrong gradient): each
  *    is classified under the right check and the healthy ops still pass;
  * 3. killing the runner mid-run and `--resume` == an uninterrupted run;
- * 4. two shards merged == one unsharded run.
+ * 4. two shards merged == one unsharded run;
+ * 5. both backends installed in one interpreter: the second refuses to load.
  *
  * Backends are installed with `build --target` into a directory of their own
  * (never into the shared interpreter: an installed backend is autoloaded by
@@ -147,6 +149,27 @@ at::Tensor& mul_(at::Tensor& self, const at::Tensor& other) {
   keep = back(at::mul(self.cpu(), other.cpu()), self);
   return keep;
 }
+// Note [Identity under inference mode]: in-place and out= that write the right
+// values but return a copy. Autograd's kernel returns self/out whatever the
+// backend's returned, so only inference mode, where autograd steps aside,
+// shows it (to the runner, and to users' code there).
+at::Tensor& add_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  static thread_local at::Tensor keep;
+  at::Tensor c = self.cpu();
+  c.add_(other.cpu(), alpha);  // eager's checks and errors
+  self.copy_(c);
+  keep = back(c, self);
+  return keep;
+}
+at::Tensor& mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  static thread_local at::Tensor keep;
+  at::Tensor c = out.cpu();
+  at::mul_out(c, self.cpu(), other.cpu());  // eager's checks, errors and resize
+  out.resize_(c.sizes());
+  out.copy_(c);
+  keep = back(c, out);
+  return keep;
+}
 // out= that ignores out
 at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
   static thread_local at::Tensor keep;
@@ -167,7 +190,19 @@ at::Tensor tanh_backward(const at::Tensor& grad_output, const at::Tensor& output
 } // namespace opgen_broken
 `;
 
-const BROKEN_OPS = ["abs", "div.out", "exp", "floor", "mul_.Tensor", "sub.Tensor", "t", "tanh", "tanh_backward"];
+const BROKEN_OPS = [
+  "abs",
+  "add_.Tensor",
+  "div.out",
+  "exp",
+  "floor",
+  "mul.out",
+  "mul_.Tensor",
+  "sub.Tensor",
+  "t",
+  "tanh",
+  "tanh_backward",
+];
 
 let ref: Built | undefined;
 let broken: Built | undefined;
@@ -314,6 +349,8 @@ describe("backend with broken kernels", () => {
     ["hang", "exp", "values"],
     ["in-place returning a new tensor", "mul_.Tensor", "inplace"],
     ["out= ignoring out", "div.out", "out"],
+    ["in-place returning a copy (only inference mode shows it)", "add_.Tensor", "inplace"],
+    ["out= returning a copy (only inference mode shows it)", "mul.out", "out"],
     ["view that copies", "t", "view"],
     ["silent CPU fallback", "cos", "fallback"],
     ["wrong gradient", "tanh", "gradients"],
@@ -332,14 +369,38 @@ describe("backend with broken kernels", () => {
         .filter((r) => r.op === op && r.dtype === "float32" && !["pass", "skip", "warn"].includes(r.status))
         .map((r) => r.check);
     expect(bad("abs")).toEqual(["dtype"]);
-    // autograd's in-place wrapper returns self whatever the kernel returns, so
-    // a kernel that leaves self alone also makes the returned values wrong
+    // self is left alone (inplace); the runner sees the kernel's own result
+    // (inference tensors under inference mode), whose values may pass
     expect(bad("mul_.Tensor")).toContain("inplace");
     expect(bad("mul_.Tensor").filter((c) => c !== "inplace" && c !== "values")).toEqual([]);
     expect(bad("t")).toEqual(["view"]);
+    // right values, wrong tensor returned: the identity check alone fails
+    expect(bad("add_.Tensor")).toEqual(["inplace"]);
+    expect(bad("mul.out")).toEqual(["out"]);
+    const msgs = (op: string, check: string) =>
+      rep.results.filter((r) => r.op === op && r.check === check && r.status === "fail").map((r) => r.message);
+    expect(msgs("add_.Tensor", "inplace").join("\n")).toContain("returned a new tensor instead of self");
+    expect(msgs("mul.out", "out").join("\n")).toContain("returned a new tensor instead of 'out'");
     expect(bad("cos")).toEqual(["fallback"]);
     expect(bad("tanh")).toEqual(["gradients"]);
   });
+
+  it("the copy-returning plants' ops pass on the reference backend (its derived add_ and mul.out return self/out)", async () => {
+    const b = need(ref);
+    const healthy = (
+      await withPythonPath(b.site, () =>
+        runTest(opts(b, { selection: { globs: ["add_.Tensor", "mul.out"] }, json: path.join(work, "identity.json") })),
+      )
+    ).report;
+    for (const [op, check] of [
+      ["add_.Tensor", "inplace"],
+      ["mul.out", "out"],
+    ]) {
+      const rs = healthy.results.filter((x) => x.op === op && x.check === check);
+      expect(rs.length, op).toBeGreaterThan(3);
+      expect(rs.filter((x) => x.status !== "pass")).toEqual([]);
+    }
+  }, 900_000);
 
   it("keeps every other op's results", () => {
     for (const op of ["add.Tensor", "mul.Tensor", "relu"]) {
@@ -356,6 +417,80 @@ describe("backend with broken kernels", () => {
         o.op,
       ).toBe(true);
   });
+});
+
+/**
+ * Note [One PrivateUse1 backend] (the scaffold's _torch_<device>_autoload.py):
+ * both backends built here installed in one interpreter. Before, a plain
+ * `import torch` ended in std::terminate ("Tried to register multiple backend
+ * fallbacks for the same dispatch key AutocastPrivateUse1").
+ */
+describe("two backends in one interpreter", () => {
+  async function py(code: string, autoload: boolean) {
+    const a = need(ref);
+    const b = need(broken);
+    const prelude = [
+      "import json, sys, warnings",
+      "warnings.simplefilter('always')",
+      "W = warnings.catch_warnings(record=True).__enter__()",
+      "def refused(pkg):",
+      "    try:",
+      "        __import__(pkg)",
+      "    except ImportError as e:",
+      "        return [type(e).__name__, str(e)]",
+      "    return None",
+      "",
+    ].join("\n");
+    const r = await execa(python, ["-c", prelude + code], {
+      cwd: work,
+      env: {
+        PYTHONPATH: [a.site, b.site].join(path.delimiter),
+        TORCH_DEVICE_BACKEND_AUTOLOAD: autoload ? "1" : "0",
+      },
+      reject: false,
+      all: true,
+    });
+    expect(r.exitCode, String(r.all)).toBe(0);
+    return JSON.parse(String(r.stdout).trim().split("\n").at(-1)!);
+  }
+
+  it("import torch loads the first, warns about the second, and importing the second then refuses", async () => {
+    const got = await py(
+      [
+        "import torch",
+        "x = torch.arange(4.0, device='refdev') * 2",
+        "print(json.dumps({'name': torch._C._get_privateuse1_backend_name(), 'x': x.cpu().tolist(), 'dev': str(x.device),",
+        "  'warned': [str(w.message) for w in W if issubclass(w.category, RuntimeWarning) and 'was not loaded' in str(w.message)],",
+        "  'refused': refused('torch_broken'), 'broken_C': 'torch_broken._C' in sys.modules}))",
+      ].join("\n"),
+      true,
+    );
+    expect(got.name).toBe("refdev");
+    expect(got.x).toEqual([0, 2, 4, 6]);
+    expect(got.dev).toBe("refdev:0");
+    expect(got.warned).toEqual([expect.stringContaining("torch_broken was not loaded by torch's backend autoload")]);
+    expect(got.warned[0]).toContain("'refdev' (torch_refdev) holds it already");
+    expect(got.refused[0]).toBe("PrivateUse1InUse");
+    expect(got.refused[1]).toContain("torch_broken cannot load: PyTorch allows one PrivateUse1 backend per process");
+    expect(got.broken_C).toBe(false);
+  }, 300_000);
+
+  it("without autoload, importing the second raises an ImportError naming the first before its extension loads", async () => {
+    const got = await py(
+      [
+        "import torch_broken, torch",
+        "y = torch.ones(3, device='broken') + 1",
+        "print(json.dumps({'refused': refused('torch_refdev'), 'refdev_C': 'torch_refdev._C' in sys.modules,",
+        "  'y': y.cpu().tolist()}))",
+      ].join("\n"),
+      false,
+    );
+    expect(got.refused[0]).toBe("PrivateUse1InUse");
+    expect(got.refused[1]).toContain("torch_refdev cannot load");
+    expect(got.refused[1]).toContain("'broken' (torch_broken) holds it already");
+    expect(got.refdev_C).toBe(false);
+    expect(got.y).toEqual([2, 2, 2]);
+  }, 300_000);
 });
 
 describe("resume and shards", () => {
