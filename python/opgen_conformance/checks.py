@@ -35,6 +35,7 @@ Messages never contain addresses or timings, so reruns compare equal.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import torch
@@ -205,7 +206,7 @@ class Runner:
         ref = self.calls.run_reference(s)
         dev = self.calls.run_device(s, "values")
         counts = self.dev.fallback_counts()
-        raised = self._error_parity(ref.error, dev.error)
+        raised = self._error_parity(ref.error, dev.error, s.meta.get("error_regex"))
         if raised is not None:
             return raised
         r: dict[str, Verdict] = {"errors": ("pass", "")}
@@ -234,13 +235,28 @@ class Runner:
         return r
 
     @staticmethod
-    def _error_parity(cerr: BaseException | None, derr: BaseException | None) -> dict[str, Verdict] | None:
+    def _error_parity(
+        cerr: BaseException | None, derr: BaseException | None, expected: str | None = None
+    ) -> dict[str, Verdict] | None:
         """The verdicts of a sample where CPU or the device raised (no other
-        check runs then); None where neither did."""
+        check runs then); None where neither did. Note [Error parity]: where
+        both raise, the device's exception must be one that code catching
+        eager's catches (of its class or a subclass, as invalid_inputs
+        judges), and, where the sample names the message eager's callers
+        match (``meta["error_regex"]``, as upstream's assertRaisesRegex
+        does), its message must match it too (re.search). Other wording is
+        not compared: eager's own texts differ by CPU kernel, and between
+        its internal asserts and a device's checks."""
         if cerr is not None and is_oom(cerr):
             # Eager CPU itself ran out (the worker memory limit counts both): no reference.
             return {"errors": ("skip", f"the CPU reference ran out of memory ({short(cerr)}); raise --worker-memory")}
         if cerr is not None and derr is not None:
+            if is_oom(derr):  # out of memory before it could refuse: no verdict on the error
+                return {"errors": ("pass", "")}
+            if not isinstance(derr, type(cerr)):
+                return {"errors": ("fail", f"device raised {short(derr)}; CPU raises {short(cerr)}")}
+            if expected is not None and re.search(expected, str(derr)) is None:
+                return {"errors": ("fail", f"device raised {short(derr)}, not matching {expected!r} as CPU's does")}
             return {"errors": ("pass", "")}
         if cerr is not None:
             return {"errors": ("fail", f"CPU raises ({short(cerr)}) but the device returned a result")}

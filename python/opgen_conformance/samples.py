@@ -34,7 +34,7 @@ from .kinds import as_kind, out_dtypes_via_cpu, out_dtypes_via_functional
 from .overloads import schema_of, target_of
 from .probes import probes
 from .sample import Sample, derive_seed, seed_cpu
-from .sources.handmade import handmade, ill_conditioned
+from .sources.handmade import error_samples, handmade, ill_conditioned
 from .sources.opinfo import trace_calls
 from .sources.schema import synthesize, variants_of
 from .sources.storage import storage_samples
@@ -44,11 +44,12 @@ from .tensors import DTYPE_NAMES
 def made(name: str, dtype: torch.dtype) -> list[Sample]:
     """The samples made rather than traced: hand-made ones where the
     overload has them, else those synthesized from its schema; then the
-    ill-conditioned ones of the statistics (Note [Ill-conditioned samples])
-    and those in the storage dtypes (Note [Storage-dtype samples])."""
+    ill-conditioned ones of the statistics (Note [Ill-conditioned samples]),
+    those in the storage dtypes (Note [Storage-dtype samples]) and the calls
+    eager refuses that nothing else makes (Note [Error samples])."""
     found = handmade(name, dtype)
     made = found if found is not None else synthesize(name, dtype)
-    return made + ill_conditioned(name, dtype) + storage_samples(name, dtype)
+    return made + ill_conditioned(name, dtype) + storage_samples(name, dtype) + error_samples(name, dtype)
 
 
 def _with_variants(traced: list[Sample], synth: list[Sample], max_samples: int) -> list[Sample]:

@@ -127,6 +127,33 @@ class ChecksTest(unittest.TestCase):
         self.assertEqual(r["errors"][0], "fail")
         self.assertIn("CPU raises", r["errors"][1])
 
+    def test_error_parity_other_class_fails(self):
+        # Note [Error parity]: eager's index_put_ with no index raises RuntimeError; an IndexError is caught by other code
+        dev = FaultDevice(None)
+        dev.faults["add.Tensor"] = lambda f, a, k: (_ for _ in ()).throw(IndexError("at least one index must be provided"))
+        r = Runner("add.Tensor", "functional", False, torch.float32, dev, grad_samples=2).run(Sample((t(3, 4), t(5, 6)), {}, "x"))
+        self.assertEqual(r["errors"][0], "fail")
+        self.assertIn("device raised IndexError: at least one index must be provided; CPU raises RuntimeError", r["errors"][1])
+
+    def test_error_parity_subclass_passes(self):
+        dev = FaultDevice(None)
+        dev.faults["add.Tensor"] = lambda f, a, k: (_ for _ in ()).throw(NotImplementedError("other words"))
+        r = Runner("add.Tensor", "functional", False, torch.float32, dev, grad_samples=2).run(Sample((t(3, 4), t(5, 6)), {}, "x"))
+        self.assertEqual(r, {"errors": ("pass", "")})
+
+    def test_error_parity_message_only_where_the_sample_names_it(self):
+        dev = FaultDevice(None)
+        dev.faults["add.Tensor"] = lambda f, a, k: (_ for _ in ()).throw(RuntimeError("sizes differ"))
+        runner = Runner("add.Tensor", "functional", False, torch.float32, dev, grad_samples=2)
+        args = (t(3, 4), t(5, 6))
+        self.assertEqual(runner.run(Sample(args, {}, "x")), {"errors": ("pass", "")})
+        named = runner.run(Sample(args, {}, "x", meta={"error_regex": "must match the size of tensor b"}))
+        self.assertEqual(named["errors"][0], "fail")
+        self.assertIn("not matching 'must match the size of tensor b'", named["errors"][1])
+        healthy = Runner("add.Tensor", "functional", False, torch.float32, FaultDevice(None), grad_samples=2)
+        self.assertEqual(healthy.run(Sample(args, {}, "x", meta={"error_regex": "must match the size of tensor b"})),
+                         {"errors": ("pass", "")})
+
     def test_out_of_memory_is_a_crash(self):
         dev = FaultDevice(None)
         dev.faults["relu"] = lambda f, a, k: (_ for _ in ()).throw(RuntimeError("device out of memory"))

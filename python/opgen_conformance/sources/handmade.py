@@ -19,7 +19,7 @@ import torch
 
 from ..overloads import out_arg_names, schema_of
 from ..sample import Sample
-from ..tensors import random_tensor
+from ..tensors import DTYPE_NAMES, random_tensor
 
 # Note [Samples of the fused cells]: the recurrent cells' arguments relate
 # (gates B x G*H, the state B x H, biases G*H, a workspace B x 4H or 5H), so
@@ -335,6 +335,45 @@ _ILL: dict[str, Callable[[torch.dtype, bool, str, torch.Tensor], tuple]] = {
     "native_group_norm_backward": lambda dt, bw, v, x: _gn_ill(dt, True, v, x),
     "var.correction": _var_ill,
 }
+
+
+# Note [Error samples]: calls eager CPU refuses that no OpInfo error input
+# and no broken probe reaches, for the errors check (Note [Error parity] in
+# checks.py): the exception class must be eager's, and where eager's callers
+# match its message (upstream's assertRaisesRegex), the message too, named
+# here as error_regex. index_put with no index at all (eager: RuntimeError,
+# from inside its kernel; an IndexError escapes `except RuntimeError`), and
+# nonzero into an out= of another dtype than int64 (the out given as a
+# keyword: the out= kind would make it int64). Any dtype.
+def _index_put_no_index(dt: torch.dtype) -> list[tuple[tuple, dict, str, str | None]]:
+    return [((random_tensor((4, 3), dt), [], random_tensor((1,), dt), acc), {}, f"error-no-index-acc{int(acc)}", None)
+            for acc in (False, True)]
+
+
+def _index_put_impl_no_index(dt: torch.dtype) -> list[tuple[tuple, dict, str, str | None]]:
+    return [(args + (False,), kw, v, rx) for args, kw, v, rx in _index_put_no_index(dt)]
+
+
+def _nonzero_out_dtype(dt: torch.dtype) -> list[tuple[tuple, dict, str, str | None]]:
+    rx = "nonzero: Expected out tensor to have scalar type Long but got scalar type"
+    return [((random_tensor((3, 4), dt),), {"out": torch.empty(0, dtype=o)}, f"error-out-{DTYPE_NAMES[o]}", rx)
+            for o in (torch.int32, torch.float32)]
+
+
+_ERRORS: dict[str, Callable[[torch.dtype], list[tuple[tuple, dict, str, str | None]]]] = {
+    "index_put": _index_put_no_index,
+    "index_put_": _index_put_no_index,
+    "_index_put_impl_": _index_put_impl_no_index,
+    "nonzero.out": _nonzero_out_dtype,
+}
+
+
+def error_samples(name: str, dtype: torch.dtype) -> list[Sample]:
+    """Note [Error samples] of `name` (any dtype), [] for other overloads."""
+    made = _ERRORS.get(name)
+    if made is None:
+        return []
+    return [Sample(args, kwargs, f"schema:{v}", meta={"error_regex": rx} if rx else {}) for args, kwargs, v, rx in made(dtype)]
 
 
 def _functional_of(name: str) -> str:

@@ -373,6 +373,9 @@ at::Tensor nonzero_on(const at::Tensor& self, c10::Device device) {
 // an in-place put refuses values and indices that overlap self.
 void put_into(at::Tensor& out, const c10::List<std::optional<at::Tensor>>& indices, const at::Tensor& values,
               bool accumulate, bool in_place) {
+  // Eager's index_put with no index fails inside its kernel, a RuntimeError
+  // (an IndexError, index.Tensor's, escapes code catching that).
+  TORCH_CHECK(indices.size() > 0, "index_put: at least one index must be provided");
   const c10::Device device = out.device();
   std::optional<at::Tensor> mask;
   bool masked_fill = !accumulate && values.numel() == 1;
@@ -659,6 +662,24 @@ at::Tensor nonzero(const at::Tensor& self) {
   const c10::Device device = common_device({&self}, "nonzero");
   kernel_dtype(self.scalar_type(), "nonzero");
   return nonzero_on(on(self, device), device);
+}
+
+// Eager's nonzero_out_cpu: its out dtype check and text first (the derived
+// out= wording differs: Note [Error samples] in the runner), then the
+// overlap checks; a resized out gets the functional's column-major layout.
+at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == c10::kLong,
+              "nonzero: Expected out tensor to have scalar type Long but got scalar type", out.scalar_type());
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  const at::Tensor r = opgen_ref::nonzero(self);
+  const c10::DeviceGuard guard(out.device());
+  if (!out.sizes().equals(r.sizes())) {
+    resize_out(out, r.sizes());
+    out.as_strided_(r.sizes(), r.strides());
+  }
+  copy_into(out, r, "nonzero");
+  return out;
 }
 
 std::tuple<at::Tensor, at::Tensor> sort(const at::Tensor& self, std::optional<bool> stable, int64_t dim,
