@@ -127,13 +127,18 @@ class ChecksTest(unittest.TestCase):
         self.assertEqual(r["errors"][0], "fail")
         self.assertIn("CPU raises", r["errors"][1])
 
-    def test_error_parity_other_class_fails(self):
+    def test_error_parity_other_class_fails_on_an_error_sample(self):
         # Note [Error parity]: eager's index_put_ with no index raises RuntimeError; an IndexError is caught by other code
         dev = FaultDevice(None)
         dev.faults["add.Tensor"] = lambda f, a, k: (_ for _ in ()).throw(IndexError("at least one index must be provided"))
-        r = Runner("add.Tensor", "functional", False, torch.float32, dev, grad_samples=2).run(Sample((t(3, 4), t(5, 6)), {}, "x"))
+        runner = Runner("add.Tensor", "functional", False, torch.float32, dev, grad_samples=2)
+        r = runner.run(Sample((t(3, 4), t(5, 6)), {}, "x", meta={"error_sample": True}))
         self.assertEqual(r["errors"][0], "fail")
         self.assertIn("device raised IndexError: at least one index must be provided; CPU raises RuntimeError", r["errors"][1])
+        # on an ordinary sample both refuse, the other class is a warning (eager's class may be an accident there)
+        r = runner.run(Sample((t(3, 4), t(5, 6)), {}, "x"))
+        self.assertEqual(r["errors"][0], "warn")
+        self.assertIn("device raised IndexError", r["errors"][1])
 
     def test_error_parity_subclass_passes(self):
         dev = FaultDevice(None)

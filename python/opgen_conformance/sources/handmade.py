@@ -373,7 +373,10 @@ def error_samples(name: str, dtype: torch.dtype) -> list[Sample]:
     made = _ERRORS.get(name)
     if made is None:
         return []
-    return [Sample(args, kwargs, f"schema:{v}", meta={"error_regex": rx} if rx else {}) for args, kwargs, v, rx in made(dtype)]
+    return [
+        Sample(args, kwargs, f"schema:{v}", meta={"error_sample": True, **({"error_regex": rx} if rx else {})})
+        for args, kwargs, v, rx in made(dtype)
+    ]
 
 
 def _functional_of(name: str) -> str:
