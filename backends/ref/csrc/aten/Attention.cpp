@@ -14,8 +14,16 @@
 // @ k, dk = scale * dscores^T @ q, and dbias = dscores summed over the dims
 // attn_bias broadcasts. Dropout is not
 // offered (the choice sends dropout_p > 0 to the math path), so
-// philox_seed/offset, cum_seq_q/k and debug_attn_mask are empty; nor are
-// the half types (they take the math path too).
+// philox_seed/offset, cum_seq_q/k and debug_attn_mask are empty.
+//
+// Note [Half-precision attention]: float16 and bfloat16 inputs are computed
+// in float32 (scores, softmax, logsumexp, the products and the backward),
+// and out and the gradients are rounded to the input dtype at the end, as
+// eager's math path does (_scaled_dot_product_attention_math upcasts half
+// query/key/value to float32 unless
+// torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp is set) and as
+// CUDA's flash kernels accumulate; logsumexp stays float32, as flash
+// attention returns it.
 #include "aten/Glue.h"
 
 #include <ATen/core/Tensor.h>
@@ -46,7 +54,8 @@ void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, double 
 
 struct Shapes {
   int64_t B, H, L, S, E, Ev;
-  c10::ScalarType dtype;
+  c10::ScalarType dtype;      // what the kernels compute in (float32 for the half types)
+  c10::ScalarType out_dtype;  // the inputs' dtype: out and the gradients'
   c10::Device device;
   double scale;
 };
@@ -60,8 +69,9 @@ Shapes check_inputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& 
   TORCH_CHECK(k.scalar_type() == dtype && v.scalar_type() == dtype, kOp,
               ": expected query, key and value of one dtype, got ", dtype, ", ", k.scalar_type(), " and ",
               v.scalar_type());
-  TORCH_CHECK_NOT_IMPLEMENTED(dtype == c10::kFloat || dtype == c10::kDouble, "\"", kOp,
-                              "\" not implemented for '", c10::toString(dtype), "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(dtype == c10::kFloat || dtype == c10::kDouble || dtype == c10::kHalf ||
+                                  dtype == c10::kBFloat16,
+                              "\"", kOp, "\" not implemented for '", c10::toString(dtype), "'");
   const int64_t B = q.size(0), H = q.size(1), L = q.size(2), E = q.size(3), S = k.size(2);
   TORCH_CHECK(k.size(0) == B && v.size(0) == B && k.size(1) == H && v.size(1) == H, kOp,
               ": expected query, key and value of one batch size and head count, got ", q.sizes(), ", ", k.sizes(),
@@ -79,7 +89,8 @@ Shapes check_inputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& 
   }
   const c10::Device device = common_device({&q, &k, &v, &bias}, kOp);
   const double s = scale.has_value() ? *scale : 1.0 / std::sqrt(static_cast<double>(E));
-  return Shapes{B, H, L, S, E, v.size(3), dtype, device, s};
+  const c10::ScalarType compute = dtype == c10::kDouble ? c10::kDouble : c10::kFloat;
+  return Shapes{B, H, L, S, E, v.size(3), compute, dtype, device, s};
 }
 
 // (B, H, n, m) as (B * H, n, m): a view where the strides allow, else a copy.
@@ -167,7 +178,9 @@ _scaled_dot_product_fused_attention_overrideable(const at::Tensor& query, const 
                               "dropout_p > 0 to the math path)");
   TORCH_CHECK_NOT_IMPLEMENTED(!return_debug_mask, kOp, ": return_debug_mask is not supported");
   TORCH_CHECK(!(is_causal && bias.defined()), kOp, ": Explicit attn_mask should not be set when is_causal=True");
-  const at::Tensor q3 = batched(query), k3 = batched(key), v3 = batched(value);
+  const at::Tensor q3 = batched(to_dtype(query, sh.dtype, sh.device, kOp)),
+                   k3 = batched(to_dtype(key, sh.dtype, sh.device, kOp)),
+                   v3 = batched(to_dtype(value, sh.dtype, sh.device, kOp));
   const at::Tensor s = scores(sh, q3, k3, bias, is_causal);
   const at::Tensor p = softmax_rows(s);
   at::Tensor out = empty({sh.B, sh.H, sh.L, sh.Ev}, sh.dtype, sh.device);
@@ -181,7 +194,7 @@ _scaled_dot_product_fused_attention_overrideable(const at::Tensor& query, const 
     }
   }
   const at::Tensor lse = logsumexp(sh, s);
-  return {out,
+  return {to_dtype(out, sh.out_dtype, sh.device, kOp),
           lse,
           empty_like_int(sh.device),
           empty_like_int(sh.device),
@@ -205,7 +218,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> _scaled_dot_product_f
                   grad_out.size(2) == sh.L && grad_out.size(3) == sh.Ev,
               kOp, "_backward: grad_out of shape ", grad_out.sizes(), " does not match the output's [", sh.B, ", ",
               sh.H, ", ", sh.L, ", ", sh.Ev, "]");
-  const at::Tensor q3 = batched(query), k3 = batched(key), v3 = batched(value);
+  const at::Tensor q3 = batched(to_dtype(query, sh.dtype, sh.device, kOp)),
+                   k3 = batched(to_dtype(key, sh.dtype, sh.device, kOp)),
+                   v3 = batched(to_dtype(value, sh.dtype, sh.device, kOp));
   const at::Tensor go3 = batched(to_dtype(grad_out, sh.dtype, sh.device, kOp));
   at::Tensor grad_q, grad_k, grad_v, grad_bias;
   const at::Tensor p = softmax_rows(scores(sh, q3, k3, attn_bias, is_causal));
@@ -250,7 +265,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> _scaled_dot_product_f
     at::Tensor g = dims.empty() ? ds : sum(ds, dims, /*keepdim=*/true, std::nullopt);
     grad_bias = to_dtype(g.reshape(attn_bias.sizes()), attn_bias.scalar_type(), sh.device, kOp);
   }
-  return {grad_q, grad_k, grad_v, grad_bias};
+  const auto out = [&](const at::Tensor& g) { return g.defined() ? to_dtype(g, sh.out_dtype, sh.device, kOp) : g; };
+  return {out(grad_q), out(grad_k), out(grad_v), grad_bias};
 }
 
 }  // namespace opgen_ref

@@ -1,68 +1,67 @@
 // Autocast for the device (torch.autocast("<device>")): every operator falls
-// through the AutocastPrivateUse1 key unchanged, except the lists below,
-// which follow CUDA's policy: matrix products and convolutions run in the
-// autocast dtype (float16 or bfloat16), numerically sensitive ops (exp, log,
-// norms, losses) in float32. Without the fallthrough, any op inside an
-// autocast region fails with "Could not run ... 'AutocastPrivateUse1'".
+// through the AutocastPrivateUse1 key unchanged, except the ones on CUDA's
+// lists, which get CUDA's policy (Note [Autocast lists]). Without the
+// fallthrough, any op inside an autocast region fails with "Could not run
+// ... 'AutocastPrivateUse1'".
 #include <ATen/autocast_mode.h>
+#include <c10/util/Exception.h>
 #include <torch/library.h>
 
 namespace {
 
 using at::autocast::CastPolicy;
+// The names AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE's signatures use
+// unqualified (it is written for namespace at::autocast).
+using at::IntArrayRef;
+using at::Scalar;
+using at::ScalarType;
+using at::Tensor;
+
+// Note [Autocast lists]: the device casts exactly what CUDA casts, read from
+// the lists torch itself keeps in ATen/autocast_mode.h ("to make sure other
+// backends can reuse the policy op list"; AutocastCUDA registers them the
+// same way), so they follow the torch the project builds against instead of
+// a copy that goes stale:
+// - lower_precision_fp (AT_FORALL_LOWER_PRECISION_FP): matrix products,
+//   convolutions, RNN cells, scaled_dot_product_attention run in the
+//   autocast dtype;
+// - fp32 (AT_FORALL_FP32, AT_FORALL_FP32_SET_OPT_DTYPE,
+//   AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE): exp, log, pow, norms, losses,
+//   softmax, sum, cumsum, prod, upsampling run in float32;
+// - promote (AT_FORALL_PROMOTE): dot, vdot, addcmul, addcdiv, atan2, cross,
+//   index_put, scatter_add, ... run in the widest input dtype, so dot of two
+//   float16 tensors stays float16 and float16 with float32 gives float32.
+// OpenReg registers `dot` as fp32 (its test_autocast expects float32 from two
+// float16 inputs); that is OpenReg's example of the fp32 policy, not what
+// CUDA does, and a device here is treated as CUDA (DESIGN.md), so that
+// OpenReg test fails on purpose. binary_cross_entropy is refused as CUDA
+// refuses it, with CUDA's message.
+#define OPGEN_AUTOCAST_LOWER(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)
+#define OPGEN_AUTOCAST_FP32(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32)
+#define OPGEN_AUTOCAST_FP32_SET_OPT_DTYPE(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32_set_opt_dtype)
+#define OPGEN_AUTOCAST_PROMOTE(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, promote)
+
+at::Tensor binary_cross_entropy_banned(const at::Tensor& /*self*/, const at::Tensor& /*target*/,
+                                       const std::optional<at::Tensor>& /*weight*/, int64_t /*reduction*/) {
+  TORCH_CHECK(false,
+              "torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\n"
+              "Many models use a sigmoid layer right before the binary cross entropy layer.\n"
+              "In this case, combine the two layers using torch.nn.functional.binary_cross_entropy_with_logits\n"
+              "or torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits are\n"
+              "safe to autocast.");
+}
 
 TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFallthrough());
 }
 
 TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
-  // lower precision
-  KERNEL_PRIVATEUSEONE(mm, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(bmm, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(addmm, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(addbmm, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(baddbmm, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(matmul, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(linear, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(conv1d, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(conv2d, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(conv3d, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(conv_transpose1d, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(conv_transpose2d, input, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(conv_transpose3d, input, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(prelu, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(_scaled_dot_product_attention_math, lower_precision_fp)
-  // float32
-  KERNEL_PRIVATEUSEONE(acos, fp32)
-  KERNEL_PRIVATEUSEONE(asin, fp32)
-  KERNEL_PRIVATEUSEONE(cosh, fp32)
-  KERNEL_PRIVATEUSEONE(exp, fp32)
-  KERNEL_PRIVATEUSEONE(expm1, fp32)
-  KERNEL_PRIVATEUSEONE(log, fp32)
-  KERNEL_PRIVATEUSEONE(log10, fp32)
-  KERNEL_PRIVATEUSEONE(log2, fp32)
-  KERNEL_PRIVATEUSEONE(log1p, fp32)
-  KERNEL_PRIVATEUSEONE(reciprocal, fp32)
-  KERNEL_PRIVATEUSEONE(rsqrt, fp32)
-  KERNEL_PRIVATEUSEONE(sinh, fp32)
-  KERNEL_PRIVATEUSEONE(tan, fp32)
-  KERNEL_PRIVATEUSEONE(pow, Tensor_Scalar, fp32)
-  KERNEL_PRIVATEUSEONE(pow, Tensor_Tensor, fp32)
-  KERNEL_PRIVATEUSEONE(pow, Scalar, fp32)
-  KERNEL_PRIVATEUSEONE(softplus, fp32)
-  KERNEL_PRIVATEUSEONE(layer_norm, fp32)
-  KERNEL_PRIVATEUSEONE(group_norm, fp32)
-  KERNEL_PRIVATEUSEONE(cosine_similarity, fp32)
-  KERNEL_PRIVATEUSEONE(nll_loss, fp32)
-  KERNEL_PRIVATEUSEONE(kl_div, fp32)
-  KERNEL_PRIVATEUSEONE(l1_loss, fp32)
-  KERNEL_PRIVATEUSEONE(smooth_l1_loss, fp32)
-  KERNEL_PRIVATEUSEONE(huber_loss, fp32)
-  KERNEL_PRIVATEUSEONE(mse_loss, fp32)
-  KERNEL_PRIVATEUSEONE(binary_cross_entropy_with_logits, fp32)
-  KERNEL_PRIVATEUSEONE(dist, fp32)
-  KERNEL_PRIVATEUSEONE(cdist, fp32)
-  KERNEL_PRIVATEUSEONE(logsumexp, fp32)
+  AT_FORALL_LOWER_PRECISION_FP(OPGEN_AUTOCAST_LOWER)
+  AT_FORALL_FP32(OPGEN_AUTOCAST_FP32)
+  AT_FORALL_FP32_SET_OPT_DTYPE(OPGEN_AUTOCAST_FP32_SET_OPT_DTYPE)
+  AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE(KERNEL_DIFFERENT_REDISPATCH_SIGNATURE_PRIVATEUSEONE)
+  AT_FORALL_PROMOTE(OPGEN_AUTOCAST_PROMOTE)
+  m.impl(TORCH_SELECTIVE_NAME("aten::binary_cross_entropy"), TORCH_FN(binary_cross_entropy_banned));
 }
 
 }  // namespace

@@ -173,7 +173,14 @@ class GuardImpl final : public c10::impl::DeviceGuardImplInterface {
 // fork" when its parent had used the device, and every way into the device
 // (allocation, the current stream every kernel launch asks for, copies)
 // refuses it with a clear error; a child forked before any use is fine
-// (DataLoader workers that never touch the device).
+// (DataLoader workers that never touch the device). torch.<device>.init()
+// initializes the runtime as torch.cuda.init() does, so it poisons later
+// forks too (OpenReg's test_device_poison_fork forks right after init()).
+// The error opens with torch.cuda's sentence, the device's name upper-cased
+// as torch.cuda, torch.xpu and torch.mtia spell theirs ("Cannot
+// re-initialize REFDEV in forked subprocess. To use REFDEV with
+// multiprocessing, you must use the 'spawn' start method"): device-generic
+// tests match it by regex. What follows it is ours.
 std::atomic<bool> used{false};
 bool bad_fork = false;
 
@@ -192,11 +199,13 @@ void mark_device_used() {
 
 bool in_bad_fork() { return bad_fork; }
 
+bool device_initialized() { return used.load() && !bad_fork; }
+
 void check_not_forked() {
-  TORCH_CHECK(!bad_fork, device_name(), ": cannot use the ", device_name(),
-              " device in a forked subprocess: the parent process had already used it, and its driver state and "
-              "kernel threads do not survive fork. Use the 'spawn' (or 'forkserver') start method of "
-              "multiprocessing, or fork before the first use of the device");
+  TORCH_CHECK(!bad_fork, "Cannot re-initialize ", upper_device_name(), " in forked subprocess. To use ",
+              upper_device_name(), " with multiprocessing, you must use the 'spawn' start method (",
+              device_name(), ": the parent process had already initialized the device, and its driver state and "
+              "kernel threads do not survive fork; 'forkserver' works too, or fork before the first use)");
 }
 
 c10::DeviceIndex device_count() noexcept {

@@ -19,6 +19,13 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("_current_device", [] { return static_cast<int>(rt::current_device()); });
   m.def("_set_device", [](int i) { rt::set_device(static_cast<c10::DeviceIndex>(i)); });
   m.def("_is_in_bad_fork", [] { return rt::in_bad_fork(); });
+  // torch.<device>.init(): refuses a bad fork, else marks the device used
+  // (Note [Fork safety]).
+  m.def("_init", [] {
+    rt::check_not_forked();
+    rt::mark_device_used();
+  });
+  m.def("_is_initialized", [] { return rt::device_initialized(); });
   m.def("_synchronize", [](int i) { rt::synchronize(static_cast<c10::DeviceIndex>(i)); });
   m.def("_get_default_generator", [](int i) {
     // The Python object borrows the generator, which lives for the process.

@@ -44,6 +44,8 @@ refStream_t current_stream();
 // a child forked from now on is in a bad fork, where check_not_forked throws.
 void mark_device_used();
 bool in_bad_fork();
+// Used in this process and not in a bad fork (torch.<device>.is_initialized()).
+bool device_initialized();
 void check_not_forked();
 
 // ---- memory (Allocator.cpp) ----

@@ -3,7 +3,9 @@
 // _fused_sdp_choice operator), and runs the answer. The device answers
 // SDPBackend::overrideable, its fused kernels in aten/Attention.cpp (Note
 // [Reference attention]), for what they implement: 4-d dense query, key and
-// value of float32 or float64, batch and heads alike (no grouped-query
+// value of float32, float64, float16 or bfloat16 (the half types computed
+// in float32 and rounded at the end, Note [Half-precision attention], as
+// the math path computes them), batch and heads alike (no grouped-query
 // broadcast), no dropout, no nested tensors; anything else takes the math
 // path, which runs on the device's other kernels. torch.backends' switches
 // (sdpa_kernel, enable_math_sdp...) are honoured: with both paths off the
@@ -29,7 +31,7 @@ bool fused_fits(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
     }
   }
   const c10::ScalarType dtype = q.scalar_type();
-  if (dtype != c10::kFloat && dtype != c10::kDouble) return false;
+  if (dtype != c10::kFloat && dtype != c10::kDouble && dtype != c10::kHalf && dtype != c10::kBFloat16) return false;
   if (k.size(0) != q.size(0) || v.size(0) != q.size(0) || k.size(1) != q.size(1) || v.size(1) != q.size(1)) {
     return false;
   }
