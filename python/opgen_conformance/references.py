@@ -149,13 +149,18 @@ def _thnn_fused_gru_cell_backward(grad_hy, workspace, has_bias):
 # attention it computes, in torch ops: softmax(scale * q @ k^T + attn_bias,
 # causal keys above the diagonal at -inf) @ v, logsumexp over keys, empty
 # cum_seq/philox/debug tensors, max_q = L and max_k = S; the backward is
-# autograd's gradient of that, per grad_input_mask. float32 and float64.
+# autograd's gradient of that, per grad_input_mask. float32 and float64, and
+# float16/bfloat16 computed in float32 with out and the gradients rounded to
+# the input dtype at the end and logsumexp kept in float32, as the reference
+# device does it (Note [Half-precision attention] in backends/ref's
+# aten/Attention.cpp) and eager's math path computes the half types.
+_SDPA_HALF = (torch.float16, torch.bfloat16)
 def _sdpa_checked(query, key, value, attn_bias, dropout_p, is_causal):
     if query.dim() != 4 or key.dim() != 4 or value.dim() != 4:
         raise RuntimeError("expected 4-d query, key and value")
     if key.dtype != query.dtype or value.dtype != query.dtype:
         raise RuntimeError("expected query, key and value of one dtype")
-    if query.dtype not in (torch.float32, torch.float64):
+    if query.dtype not in (torch.float32, torch.float64, *_SDPA_HALF):
         raise NotImplementedError(f"not implemented for '{query.dtype}'")
     if key.shape[:2] != query.shape[:2] or value.shape[:2] != query.shape[:2] or key.size(3) != query.size(3) \
             or value.size(2) != key.size(2):
@@ -185,12 +190,15 @@ def _sdpa_overrideable(query, key, value, attn_bias=None, dropout_p=0.0, is_caus
     _sdpa_checked(query, key, value, attn_bias, dropout_p, is_causal)
     if return_debug_mask:
         raise NotImplementedError("return_debug_mask")
+    dtype = query.dtype
+    if dtype in _SDPA_HALF:
+        query, key, value = query.float(), key.float(), value.float()
     s = _sdpa_scores(query, key, attn_bias, is_causal, scale)
     out = (torch.softmax(s, -1) @ value) if key.size(2) > 0 else torch.zeros(*query.shape[:3], value.size(3),
                                                                             dtype=query.dtype)
     empty = torch.empty(0, dtype=torch.int64)
-    return (out.contiguous(), torch.logsumexp(s, -1).detach(), empty, empty.clone(), query.size(2), key.size(2),
-            empty.clone(), empty.clone(), torch.empty(0, dtype=query.dtype))
+    return (out.to(dtype).contiguous(), torch.logsumexp(s, -1).detach(), empty, empty.clone(), query.size(2),
+            key.size(2), empty.clone(), empty.clone(), torch.empty(0, dtype=dtype))
 
 
 @torch.no_grad()  # not differentiable (no derivatives.yaml entry)
@@ -200,14 +208,16 @@ def _sdpa_overrideable_backward(grad_out, query, key, value, attn_bias, grad_inp
     # attn_bias is a Tensor here, never None: autograd passes an undefined one
     # for no bias, which Python cannot; a causal sample's bias then adds too.
     _sdpa_checked(query, key, value, attn_bias, dropout_p, False)
+    originals = (query, key, value, attn_bias)
+    up = (lambda t: t.float()) if query.dtype in _SDPA_HALF else (lambda t: t)
     with torch.enable_grad():
-        inputs = [t.detach().requires_grad_() for t in (query, key, value, attn_bias)]
+        inputs = [up(t).detach().requires_grad_() for t in originals[:3]] + [attn_bias.detach().requires_grad_()]
         s = _sdpa_scores(inputs[0], inputs[1], inputs[3], is_causal, scale)
         o = torch.softmax(s, -1) @ inputs[2]
-        grads = torch.autograd.grad(o, inputs, grad_out, allow_unused=True)
+        grads = torch.autograd.grad(o, inputs, up(grad_out), allow_unused=True)
     return tuple(
-        (g if g is not None else torch.zeros_like(t)).contiguous() if m else None
-        for g, t, m in zip(grads, inputs, grad_input_mask)
+        (g.to(t.dtype) if g is not None else torch.zeros_like(t)).contiguous() if m else None
+        for g, t, m in zip(grads, originals, grad_input_mask)
     )
 
 

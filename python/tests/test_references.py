@@ -57,3 +57,27 @@ def test_floating_histc_is_eager_cpu():
     x = torch.randn(200, generator=torch.Generator().manual_seed(1))
     for dtype in (torch.float32, torch.float64, torch.bfloat16):
         assert torch.equal(CPU_REFERENCES["histc"](x.to(dtype), 9, -1.5, 2), torch.histc(x.to(dtype), 9, -1.5, 2))
+
+
+# The fused attention's reference for the half types (references.py, Note
+# [Half-precision attention] in backends/ref's aten/Attention.cpp): computed in
+# float32, out and gradients rounded to the input dtype, logsumexp float32.
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_sdpa_reference_half_types_compute_in_float32(dtype):
+    fwd = CPU_REFERENCES["_scaled_dot_product_fused_attention_overrideable"]
+    bwd = CPU_REFERENCES["_scaled_dot_product_fused_attention_overrideable_backward"]
+    torch.manual_seed(0)
+    q, k, v = torch.randn(2, 3, 5, 8), torch.randn(2, 3, 7, 8), torch.randn(2, 3, 7, 4)
+    bias = torch.randn(3, 5, 7)
+    half = [t.to(dtype) for t in (q, k, v, bias)]
+    got = fwd(*half[:3], half[3])
+    want = fwd(*(t.float() for t in half))  # the same rounded inputs, float32 throughout
+    assert (got[0].dtype, got[1].dtype, got[8].dtype) == (dtype, torch.float32, dtype)
+    assert torch.equal(got[0], want[0].to(dtype)) and torch.equal(got[1], want[1])
+    go = torch.randn(2, 3, 5, 4).to(dtype)
+    grads = bwd(go, *half, [True] * 4, *got[:6], 0.0, False, got[6], got[7])
+    want_grads = bwd(go.float(), *(t.float() for t in half), [True] * 4, *want[:6], 0.0, False, want[6], want[7])
+    for g, w, t in zip(grads, want_grads, half):
+        assert g.dtype == t.dtype and torch.equal(g, w.to(t.dtype))
+    with pytest.raises(NotImplementedError, match="not implemented for 'torch.int32'"):
+        fwd(*(t.int() for t in (q, k, v)))

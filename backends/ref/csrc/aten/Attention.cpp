@@ -202,7 +202,7 @@ _scaled_dot_product_fused_attention_overrideable(const at::Tensor& query, const 
           c10::SymInt(sh.S),
           empty_like_int(sh.device),
           empty_like_int(sh.device),
-          empty({0}, sh.dtype, sh.device)};
+          empty({0}, sh.out_dtype, sh.device)};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> _scaled_dot_product_fused_attention_overrideable_backward(
