@@ -87,7 +87,7 @@ describe.skipIf(!hasNvcc)("init --device cuda, built where no GPU is", () => {
     expect(r.stdout).toMatch(NO_GPU);
     expect(r.stdout).toMatch(/device error .*0 gpudev device/);
     expect(r.stderr).toMatch(/RuntimeWarning: torch_gpudev: no gpudev device: no NVIDIA GPU/);
-  });
+  }, 300_000);
 
   it("opgen-backend test reports the whole run as skipped, with the reason", async () => {
     if (gpuPresent) return;
@@ -106,7 +106,7 @@ describe.skipIf(!hasNvcc)("init --device cuda, built where no GPU is", () => {
       expect(x.status).toBe("skip");
       expect(x.message).toMatch(NO_GPU);
     }
-  });
+  }, 300_000);
 
   it("opgen-backend test --model skips every case with the reason", async () => {
     if (gpuPresent) return;
@@ -134,7 +134,7 @@ describe.skipIf(!hasNvcc)("init --device cuda, built where no GPU is", () => {
       ["model:zoo:resnet", "skip"],
     ]);
     for (const x of rep.results) expect(x.message).toMatch(NO_GPU);
-  });
+  }, 300_000);
 
   it("the project's own tests skip with the reason", async () => {
     if (gpuPresent) return;
@@ -147,7 +147,7 @@ describe.skipIf(!hasNvcc)("init --device cuda, built where no GPU is", () => {
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toMatch(/no gpudev device on this machine/);
     expect(r.all).not.toMatch(/passed|failed/);
-  });
+  }, 300_000);
 
   it("bench/gpu-check.sh lists its steps (--dry-run) and skips, saying why, without a GPU", async () => {
     if (gpuPresent) return;
@@ -170,5 +170,5 @@ describe.skipIf(!hasNvcc)("init --device cuda, built where no GPU is", () => {
     expect(r.all).toMatch(/SKIPPED: .*(GPU|NVIDIA driver)/);
     expect(readFileSync(path.join(out, "SKIPPED"), "utf8")).toMatch(/GPU|NVIDIA driver/);
     expect(existsSync(path.join(out, "work"))).toBe(false);
-  });
+  }, 300_000);
 });
