@@ -8,8 +8,8 @@
 // Plain C, no torch headers: the driver is the layer below PyTorch.
 //
 // Note [Protected device memory]: the CPU driver keeps device memory in host
-// pages that are inaccessible (PROT_NONE) except while the kernel library or
-// the driver itself works on them. Host code that dereferences a device
+// pages that host code cannot touch (a protection key it lacks, or PROT_NONE)
+// except while the kernel library or the driver itself works on them. Host code that dereferences a device
 // pointer (glue reading a tensor's data_ptr, a runtime shortcut) faults at
 // once, as it would on a GPU, instead of passing on CPU and crashing on real
 // hardware. refAccessBegin/refAccessEnd open and close that window; only the

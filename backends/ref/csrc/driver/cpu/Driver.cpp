@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -59,7 +60,7 @@ int device_count() {
 //   with a caching allocator.
 // - pages (REF_DRIVER_PROTECTION=pages, or no pkeys): each window is an
 //   mprotect of the allocation it names, process-wide: two system calls per
-//   operand per kernel, ~13 us per small op (bench/README.md).
+//   operand per kernel, ~13 us per small op (README.md, Benchmarks).
 // - off (REF_DRIVER_UNPROTECTED=1): nothing is protected.
 // What slips past keys and pages alike, a kernel's access to a live
 // allocation it was not given, is the sanitized build's to find too.
@@ -74,6 +75,9 @@ Protection protection() {
     if (off != nullptr && std::strcmp(off, "1") == 0) return Protection::off;
     const char* how = std::getenv("REF_DRIVER_PROTECTION");
     if (how != nullptr && std::strcmp(how, "pages") == 0) return Protection::pages;
+    if (how != nullptr && *how != '\0' && std::strcmp(how, "keys") != 0) {
+      std::fprintf(stderr, "refdriver: REF_DRIVER_PROTECTION=%s is not a mode (allowed: keys, pages); using keys\n", how);
+    }
     // Threads that exist already start with every key but 0 denied (the
     // kernel's default PKRU), as does this one after the call.
     g_pkey = pkey_alloc(0, PKEY_DISABLE_ACCESS);
