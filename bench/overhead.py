@@ -12,10 +12,12 @@ its own process since the driver reads the mode once: `keys` (the default
 where the CPU has memory protection keys), `pages` (one mprotect per operand
 per kernel, REF_DRIVER_PROTECTION=pages) and `off` (REF_DRIVER_UNPROTECTED=1).
 The difference between two modes' device times is what that protection costs
-per op.
+per op. `--clock cpu` times this thread's CPU seconds instead of wall
+time, for a machine other work shares (with --threads 1 the two agree on a
+quiet one).
 
   PYTHONPATH=<site of a built backend> python bench/overhead.py --device <name> [--package torch_<name>]
-      [--threads 1] [--runs 15] [--reps 200] [--modes keys,pages,off]
+      [--threads 1] [--runs 15] [--reps 200] [--modes keys,pages,off] [--clock wall|cpu]
 
 Issue 28's goal for this table: every small op within 1.5x of eager CPU with
 protection on.
@@ -66,23 +68,25 @@ def cases(dev: str):
     }
 
 
-def timed(call, args, reps: int) -> float:
-    t0 = time.perf_counter()
+def timed(call, args, reps: int, now=time.perf_counter) -> float:
+    t0 = now()
     for _ in range(reps):
         call(*args)
-    return (time.perf_counter() - t0) / reps
+    return (now() - t0) / reps
 
 
-def run_cases(device: str, runs: int, reps: int) -> dict:
+def run_cases(device: str, runs: int, reps: int, clock: str = "wall") -> dict:
+    # "cpu": this thread's CPU seconds, for a machine other work shares (1 thread)
+    now = time.thread_time if clock == "cpu" else time.perf_counter
     out = {}
     for name, (make, call) in cases(device).items():
         on = {"dev": make(device), "cpu": make("cpu")}
         for args in on.values():  # warm-up
-            timed(call, args, reps)
+            timed(call, args, reps, now)
         times = {"dev": [], "cpu": []}
         for _ in range(runs):
             for k in ("dev", "cpu"):
-                times[k].append(timed(call, on[k], reps))
+                times[k].append(timed(call, on[k], reps, now))
         med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
         out[name] = {"device_us": med["dev"] * 1e6, "eager_us": med["cpu"] * 1e6}
     return out
@@ -99,6 +103,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--modes", default="", help="comma-separated protection modes to compare (keys,pages,off)")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="wall time, or this thread's CPU time")
     ap.add_argument("--json", action="store_true", help="print the results as JSON (one mode, this process)")
     a = ap.parse_args()
     if a.modes:
@@ -108,7 +113,7 @@ def main() -> int:
                 print(f"--modes: unknown mode {mode!r}; allowed: {', '.join(MODES)}", file=sys.stderr)
                 return 2
             argv = [sys.executable, os.path.abspath(__file__), "--device", a.device, "--threads", str(a.threads)]
-            argv += ["--runs", str(a.runs), "--reps", str(a.reps), "--json"]
+            argv += ["--runs", str(a.runs), "--reps", str(a.reps), "--clock", a.clock, "--json"]
             if a.package:
                 argv += ["--package", a.package]
             env = {k: v for k, v in os.environ.items() if k not in ("REF_DRIVER_PROTECTION", "REF_DRIVER_UNPROTECTED")}
@@ -140,7 +145,7 @@ def main() -> int:
         return 0
     torch.set_num_threads(a.threads)
     importlib.import_module(a.package or f"torch_{a.device}")
-    results = run_cases(a.device, a.runs, a.reps)
+    results = run_cases(a.device, a.runs, a.reps, a.clock)
     if a.json:
         print(json.dumps(results))
     else:
