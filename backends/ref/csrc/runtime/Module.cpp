@@ -2,6 +2,7 @@
 // package needs (torch_<device>/__init__.py builds the device module and the
 // fallback API on top of it); everything else reaches the device through
 // the dispatcher and the hooks.
+#include "runtime/Distributed.h"
 #include "runtime/Runtime.h"
 
 #include <torch/csrc/Generator.h>
@@ -15,6 +16,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   namespace rt = opgen_ref::runtime;
   m.doc() = "device runtime (opgen-backend reference backend)";
   rt::register_deferred_kernels();
+  rt::bind_distributed(m);  // _dist_backend (Note [Collective staging])
   m.def("_device_count", [] { return static_cast<int>(rt::device_count()); });
   m.def("_current_device", [] { return static_cast<int>(rt::current_device()); });
   m.def("_set_device", [](int i) { rt::set_device(static_cast<c10::DeviceIndex>(i)); });

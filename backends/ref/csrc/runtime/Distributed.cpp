@@ -1,0 +1,479 @@
+// The device's c10d collective backend: what torch.distributed calls for
+// tensors on the device (all_reduce, all_gather, DDP's bucket all-reduces,
+// FSDP's all-gathers and reduce-scatters, send/recv...). The collectives run
+// on an existing engine, Gloo over TCP (ProcessGroupGloo, made in Python by
+// the package's _distributed.py and handed in here), so the backend works
+// across machines with no transport of its own.
+//
+// Note [Collective staging]: Gloo computes on host memory, so each
+// collective stages its device tensors through the driver:
+//   1. caller's thread: every device input is copied to a pinned host buffer
+//      (refMemcpyAsync on the current stream; non-contiguous inputs are made
+//      contiguous on the device first), then the stream is synchronized so
+//      Gloo reads finished buffers, and the Gloo collective is issued. Issuing
+//      in the caller's thread keeps Gloo's per-collective tags in program
+//      order on every rank.
+//   2. completion (a thread of this backend, or the first wait()): the Gloo
+//      work is waited for; the host results are copied into the device
+//      tensors on the stream that was current at the call (through a
+//      contiguous device buffer and the device's copy_ for non-contiguous
+//      outputs), the stream is synchronized, and the Work and its Future
+//      complete. A failed Gloo work fails the Work: wait() rethrows Gloo's
+//      exception, the Future carries it.
+// CPU tensors go straight to Gloo (the backend is registered for "cpu" too,
+// so init_process_group("<device>ccl") alone also serves barrier() and the
+// object collectives), and Gloo's own refusals (ReduceOp.AVG, a dtype it
+// lacks, mismatched sizes) reach the caller unchanged.
+//
+// What a vendor with its own collective library (HCCL, CNCL, NCCL) replaces:
+// the staging, DeviceWork's completion thread and the Gloo calls, by
+// collectives enqueued on a communication stream over device memory (the
+// driver-level calls it needs: communicator init from a unique id exchanged
+// through the c10d Store, per-op launches on a stream, an event the caller's
+// stream waits on in Work::wait/synchronize, and an abort). What stays: the
+// c10d::Backend surface below, its registration in Python, and the tests.
+// The CUDA reference device stages through this same path: the CPU torch
+// build this project pins has no NCCL (torch.distributed.is_nccl_available()
+// is False), so there is no NCCL backend to hand CUDA tensors to.
+#include "runtime/Distributed.h"
+
+#include "runtime/Runtime.h"
+
+#include <ATen/EmptyTensor.h>
+#include <ATen/core/ivalue.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
+#include <torch/csrc/autograd/grad_mode.h>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+#include <torch/csrc/utils/pybind.h>
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace opgen_ref::runtime {
+namespace {
+
+using c10d::OpType;
+using c10d::Work;
+using Tensors = std::vector<at::Tensor>;
+
+bool on_device(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
+
+size_t nbytes_of(const at::Tensor& t) { return static_cast<size_t>(t.numel()) * t.element_size(); }
+
+// The host and device sides of one collective (Note [Collective staging]).
+class Staging {
+ public:
+  // A host tensor holding t's values (t itself for a CPU tensor).
+  at::Tensor input(const at::Tensor& t) {
+    if (!on_device(t)) return t;
+    note_device(t);
+    at::Tensor host = host_like(t);
+    c10::DeviceGuard g(t.device());
+    at::Tensor src = t.is_contiguous() ? t : t.contiguous();
+    if (nbytes_of(t) != 0) memcpy_any_async(host.data_ptr(), src.data_ptr(), nbytes_of(t));
+    keep_.push_back(src);
+    keep_.push_back(host);
+    return host;
+  }
+
+  // A host tensor whose values become t's when the collective is done.
+  at::Tensor output(const at::Tensor& t) {
+    if (!on_device(t)) return t;
+    note_device(t);
+    at::Tensor host = host_like(t);
+    back_.emplace_back(host, t);
+    return host;
+  }
+
+  // Both: the collectives that work in place (all_reduce, broadcast, reduce).
+  at::Tensor inout(const at::Tensor& t) {
+    at::Tensor host = input(t);
+    if (on_device(t)) back_.emplace_back(host, t);
+    return host;
+  }
+
+  Tensors inputs(const Tensors& ts) { return map(ts, &Staging::input); }
+  Tensors outputs(const Tensors& ts) { return map(ts, &Staging::output); }
+  Tensors inouts(const Tensors& ts) { return map(ts, &Staging::inout); }
+  std::vector<Tensors> outputs(const std::vector<Tensors>& tss) {
+    std::vector<Tensors> r;
+    for (const auto& ts : tss) r.push_back(outputs(ts));
+    return r;
+  }
+  std::vector<Tensors> inputs(const std::vector<Tensors>& tss) {
+    std::vector<Tensors> r;
+    for (const auto& ts : tss) r.push_back(inputs(ts));
+    return r;
+  }
+
+  bool staged() const { return stream_.has_value(); }
+
+  // Caller's thread, before Gloo reads the host buffers.
+  void wait_for_inputs() {
+    c10::StreamGuard g(*stream_);
+    driver_check(refStreamSynchronize(current_stream()), "stream synchronize before a collective");
+  }
+
+  // Any thread, after Gloo wrote the host buffers.
+  void copy_back() {
+    if (back_.empty()) return;
+    c10::StreamGuard g(*stream_);
+    at::NoGradGuard no_grad;  // an output may be a leaf that requires grad
+    for (auto& [host, dev] : back_) {
+      const size_t n = nbytes_of(dev);
+      if (n == 0) continue;
+      if (dev.is_contiguous()) {
+        memcpy_any_async(dev.data_ptr(), host.data_ptr(), n);
+      } else {
+        at::Tensor tmp = at::empty(dev.sizes(), dev.options());
+        memcpy_any_async(tmp.data_ptr(), host.data_ptr(), n);
+        dev.copy_(tmp);
+        keep_.push_back(tmp);
+      }
+    }
+    driver_check(refStreamSynchronize(current_stream()), "stream synchronize after a collective");
+  }
+
+ private:
+  Tensors map(const Tensors& ts, at::Tensor (Staging::*f)(const at::Tensor&)) {
+    Tensors r;
+    r.reserve(ts.size());
+    for (const auto& t : ts) r.push_back((this->*f)(t));
+    return r;
+  }
+
+  void note_device(const at::Tensor& t) {
+    if (!stream_) {
+      stream_ = c10::impl::VirtualGuardImpl(c10::DeviceType::PrivateUse1).getStream(t.device());
+      return;
+    }
+    TORCH_CHECK(t.device() == stream_->device(), device_name(), "ccl: the tensors of one collective must be on one device; got ",
+                stream_->device(), " and ", t.device());
+  }
+
+  static at::Tensor host_like(const at::Tensor& t) {
+    return at::detail::empty_generic(t.sizes(), pinned_host_allocator(), c10::DispatchKeySet(c10::DispatchKey::CPU),
+                                     t.scalar_type(), std::nullopt);
+  }
+
+  std::optional<c10::Stream> stream_;
+  std::vector<std::pair<at::Tensor, at::Tensor>> back_;  // (host, device)
+  Tensors keep_;  // alive until the collective is done (Gloo and the copies read them)
+};
+
+// A collective on device tensors: the Gloo work on the host buffers, then the
+// copies back (Note [Collective staging]).
+class DeviceWork final : public Work {
+ public:
+  DeviceWork(int rank, OpType type, c10::intrusive_ptr<Work> inner, Staging staging, Tensors outputs)
+      : Work(rank, type),
+        inner_(std::move(inner)),
+        staging_(std::move(staging)),
+        outputs_(std::move(outputs)),
+        future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {}
+
+  // Waits for Gloo and copies the results back, once; whichever thread comes
+  // first (the completion thread, wait()) does it, the other waits for it.
+  void complete(std::chrono::milliseconds timeout) {
+    std::exception_ptr error;
+    {
+      std::lock_guard<std::mutex> once(complete_mu_);
+      if (isCompleted()) return;
+      try {
+        TORCH_CHECK(inner_->wait(timeout), device_name(), "ccl: the collective was aborted");
+        staging_.copy_back();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      finish(error);
+    }
+    // Outside the lock: the future's callbacks (DDP's comm hooks) may wait on this work.
+    if (error) {
+      future_->setError(error);
+    } else {
+      future_->markCompleted(c10::IValue(outputs_));
+    }
+  }
+
+  bool wait(std::chrono::milliseconds timeout) override {
+    complete(timeout);
+    std::lock_guard<std::mutex> g(mutex_);
+    if (exception_) std::rethrow_exception(exception_);
+    return true;
+  }
+
+  void synchronize() override {}  // the copies back are synchronized before the work completes
+  void blockCurrentStream() override { wait(::kNoTimeout); }
+  int sourceRank() const override { return inner_->sourceRank(); }
+  std::vector<at::Tensor> result() override { return outputs_; }
+  void abort() override { inner_->abort(); }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+
+ private:
+  c10::intrusive_ptr<Work> inner_;
+  Staging staging_;
+  Tensors outputs_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+  std::mutex complete_mu_;
+};
+
+// Completes staged works in issue order, so Futures complete without anyone
+// calling wait() (DDP reads its buckets through them).
+class Completer {
+ public:
+  ~Completer() { stop(); }
+
+  void push(c10::intrusive_ptr<DeviceWork> w) {
+    std::lock_guard<std::mutex> g(mu_);
+    if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+    queue_.push_back(std::move(w));
+    cv_.notify_one();
+  }
+
+  void stop() {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      stopping_ = true;
+      cv_.notify_one();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      c10::intrusive_ptr<DeviceWork> w;
+      {
+        std::unique_lock<std::mutex> g(mu_);
+        cv_.wait(g, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stopping, and nothing left to complete
+        w = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      w->complete(::kNoTimeout);
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<c10::intrusive_ptr<DeviceWork>> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+class DeviceBackend final : public c10d::Backend {
+ public:
+  DeviceBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size)
+      : Backend(rank, size), gloo_(std::move(gloo)) {
+    TORCH_CHECK(gloo_, device_name(), "ccl: needs a Gloo backend to run its collectives on");
+    TORCH_CHECK(gloo_->getRank() == rank && gloo_->getSize() == size, device_name(), "ccl: the Gloo backend is rank ",
+                gloo_->getRank(), " of ", gloo_->getSize(), ", this one rank ", rank, " of ", size);
+    init();
+  }
+
+  ~DeviceBackend() override { completer_.stop(); }
+
+  const std::string getBackendName() const override { return device_name() + "ccl"; }
+  c10::intrusive_ptr<Options> getBackendOptions() override { return gloo_->getBackendOptions(); }
+  void setTimeout(std::chrono::milliseconds timeout) override { gloo_->setTimeout(timeout); }
+  void setGroupUid(const std::string& uid) override {
+    Backend::setGroupUid(uid);
+    gloo_->setGroupUid(uid);
+  }
+  void setSequenceNumberForGroup() override { gloo_->setSequenceNumberForGroup(); }
+  uint64_t getSequenceNumberForGroup() override { return gloo_->getSequenceNumberForGroup(); }
+  void enableCollectivesTiming() override { gloo_->enableCollectivesTiming(); }
+  void abort() override { gloo_->abort(); }
+  void shutdown() override {
+    gloo_->shutdown();
+    completer_.stop();
+  }
+
+  c10::intrusive_ptr<Work> broadcast(Tensors& tensors, const c10d::BroadcastOptions& opts) override {
+    Staging s;
+    // Only the root's values are read; the others' are only written.
+    Tensors h = getRank() == opts.rootRank ? s.inputs(tensors) : s.outputs(tensors);
+    return run(OpType::BROADCAST, std::move(s), tensors, [&] { return gloo_->broadcast(h, opts); });
+  }
+
+  c10::intrusive_ptr<Work> allreduce(Tensors& tensors, const c10d::AllreduceOptions& opts) override {
+    Staging s;
+    Tensors h = s.inouts(tensors);
+    return run(OpType::ALLREDUCE, std::move(s), tensors, [&] { return gloo_->allreduce(h, opts); });
+  }
+
+  c10::intrusive_ptr<Work> allreduce_coalesced(Tensors& tensors, const c10d::AllreduceCoalescedOptions& opts) override {
+    Staging s;
+    Tensors h = s.inouts(tensors);
+    return run(OpType::ALLREDUCE_COALESCED, std::move(s), tensors, [&] { return gloo_->allreduce_coalesced(h, opts); });
+  }
+
+  c10::intrusive_ptr<Work> reduce(Tensors& tensors, const c10d::ReduceOptions& opts) override {
+    Staging s;
+    // Every rank's tensor is copied back, as Gloo leaves it (the root's holds the result).
+    Tensors h = s.inouts(tensors);
+    return run(OpType::REDUCE, std::move(s), tensors, [&] { return gloo_->reduce(h, opts); });
+  }
+
+  c10::intrusive_ptr<Work> allgather(std::vector<Tensors>& outputs, Tensors& inputs,
+                                     const c10d::AllgatherOptions& opts) override {
+    Staging s;
+    Tensors hin = s.inputs(inputs);
+    std::vector<Tensors> hout = s.outputs(outputs);
+    return run(OpType::ALLGATHER, std::move(s), flat(outputs), [&] { return gloo_->allgather(hout, hin, opts); });
+  }
+
+  c10::intrusive_ptr<Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                           const c10d::AllgatherOptions& opts) override {
+    Staging s;
+    at::Tensor hin = s.input(input);
+    at::Tensor hout = s.output(output);
+    return run(OpType::_ALLGATHER_BASE, std::move(s), {output}, [&] { return gloo_->_allgather_base(hout, hin, opts); });
+  }
+
+  c10::intrusive_ptr<Work> allgather_coalesced(std::vector<Tensors>& outputs, Tensors& inputs,
+                                               const c10d::AllgatherOptions& opts) override {
+    Staging s;
+    Tensors hin = s.inputs(inputs);
+    std::vector<Tensors> hout = s.outputs(outputs);
+    return run(OpType::ALLGATHER_COALESCED, std::move(s), flat(outputs),
+               [&] { return gloo_->allgather_coalesced(hout, hin, opts); });
+  }
+
+  c10::intrusive_ptr<Work> allgather_into_tensor_coalesced(Tensors& outputs, Tensors& inputs,
+                                                           const c10d::AllgatherOptions& opts) override {
+    Staging s;
+    Tensors hin = s.inputs(inputs);
+    Tensors hout = s.outputs(outputs);
+    return run(OpType::COALESCED, std::move(s), outputs,
+               [&] { return gloo_->allgather_into_tensor_coalesced(hout, hin, opts); });
+  }
+
+  c10::intrusive_ptr<Work> gather(std::vector<Tensors>& outputs, Tensors& inputs, const c10d::GatherOptions& opts) override {
+    Staging s;
+    Tensors hin = s.inputs(inputs);
+    std::vector<Tensors> hout = s.outputs(outputs);
+    return run(OpType::GATHER, std::move(s), flat(outputs), [&] { return gloo_->gather(hout, hin, opts); });
+  }
+
+  c10::intrusive_ptr<Work> scatter(Tensors& outputs, std::vector<Tensors>& inputs, const c10d::ScatterOptions& opts) override {
+    Staging s;
+    std::vector<Tensors> hin = s.inputs(inputs);
+    Tensors hout = s.outputs(outputs);
+    return run(OpType::SCATTER, std::move(s), outputs, [&] { return gloo_->scatter(hout, hin, opts); });
+  }
+
+  c10::intrusive_ptr<Work> reduce_scatter(Tensors& outputs, std::vector<Tensors>& inputs,
+                                          const c10d::ReduceScatterOptions& opts) override {
+    Staging s;
+    std::vector<Tensors> hin = s.inputs(inputs);
+    Tensors hout = s.outputs(outputs);
+    return run(OpType::REDUCE_SCATTER, std::move(s), outputs, [&] { return gloo_->reduce_scatter(hout, hin, opts); });
+  }
+
+  c10::intrusive_ptr<Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                const c10d::ReduceScatterOptions& opts) override {
+    Staging s;
+    at::Tensor hin = s.input(input);
+    at::Tensor hout = s.output(output);
+    return run(OpType::_REDUCE_SCATTER_BASE, std::move(s), {output},
+               [&] { return gloo_->_reduce_scatter_base(hout, hin, opts); });
+  }
+
+  c10::intrusive_ptr<Work> reduce_scatter_tensor_coalesced(Tensors& outputs, Tensors& inputs,
+                                                           const c10d::ReduceScatterOptions& opts) override {
+    Staging s;
+    Tensors hin = s.inputs(inputs);
+    Tensors hout = s.outputs(outputs);
+    return run(OpType::COALESCED, std::move(s), outputs,
+               [&] { return gloo_->reduce_scatter_tensor_coalesced(hout, hin, opts); });
+  }
+
+  c10::intrusive_ptr<Work> alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
+                                         std::vector<int64_t>& input_splits, const c10d::AllToAllOptions& opts) override {
+    Staging s;
+    at::Tensor hin = s.input(input);
+    at::Tensor hout = s.output(output);
+    return run(OpType::ALLTOALL_BASE, std::move(s), {output},
+               [&] { return gloo_->alltoall_base(hout, hin, output_splits, input_splits, opts); });
+  }
+
+  c10::intrusive_ptr<Work> alltoall(Tensors& outputs, Tensors& inputs, const c10d::AllToAllOptions& opts) override {
+    Staging s;
+    Tensors hin = s.inputs(inputs);
+    Tensors hout = s.outputs(outputs);
+    return run(OpType::ALLTOALL, std::move(s), outputs, [&] { return gloo_->alltoall(hout, hin, opts); });
+  }
+
+  c10::intrusive_ptr<Work> send(Tensors& tensors, int dst, int tag) override {
+    Staging s;
+    Tensors h = s.inputs(tensors);
+    return run(OpType::SEND, std::move(s), tensors, [&] { return gloo_->send(h, dst, tag); });
+  }
+
+  c10::intrusive_ptr<Work> recv(Tensors& tensors, int src, int tag) override {
+    Staging s;
+    Tensors h = s.outputs(tensors);
+    return run(OpType::RECV, std::move(s), tensors, [&] { return gloo_->recv(h, src, tag); });
+  }
+
+  c10::intrusive_ptr<Work> recvAnysource(Tensors& tensors, int tag) override {
+    Staging s;
+    Tensors h = s.outputs(tensors);
+    return run(OpType::RECVANYSOURCE, std::move(s), tensors, [&] { return gloo_->recvAnysource(h, tag); });
+  }
+
+  c10::intrusive_ptr<Work> barrier(const c10d::BarrierOptions& opts) override {
+    // barrier() names the accelerator as its device; Gloo's barrier moves no tensor.
+    c10d::BarrierOptions o = opts;
+    o.device = std::nullopt;
+    return gloo_->barrier(o);
+  }
+
+  void monitoredBarrier(const c10d::BarrierOptions& opts, bool wait_all_ranks) override {
+    gloo_->monitoredBarrier(opts, wait_all_ranks);
+  }
+
+ private:
+  static Tensors flat(const std::vector<Tensors>& tss) {
+    Tensors r;
+    for (const auto& ts : tss) r.insert(r.end(), ts.begin(), ts.end());
+    return r;
+  }
+
+  template <class Issue>
+  c10::intrusive_ptr<Work> run(OpType type, Staging staging, Tensors outputs, Issue&& issue) {
+    if (!staging.staged()) return issue();  // CPU tensors only: Gloo's own work
+    staging.wait_for_inputs();
+    c10::intrusive_ptr<Work> inner = issue();
+    auto w = c10::make_intrusive<DeviceWork>(getRank(), type, std::move(inner), std::move(staging), std::move(outputs));
+    completer_.push(w);
+    return w;
+  }
+
+  c10::intrusive_ptr<c10d::Backend> gloo_;
+  Completer completer_;
+};
+
+}  // namespace
+
+void bind_distributed(pybind11::module_& m) {
+  m.def(
+      "_dist_backend",
+      [](c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size) -> c10::intrusive_ptr<c10d::Backend> {
+        return c10::make_intrusive<DeviceBackend>(std::move(gloo), rank, size);
+      },
+      pybind11::arg("gloo"), pybind11::arg("rank"), pybind11::arg("size"),
+      "The device's c10d backend over a ProcessGroupGloo of the same group (Note [Collective staging]).");
+}
+
+}  // namespace opgen_ref::runtime

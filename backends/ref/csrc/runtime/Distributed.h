@@ -1,0 +1,13 @@
+// The device's c10d collective backend (Distributed.cpp): its Python entry
+// point, added to the extension module by Module.cpp.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace opgen_ref::runtime {
+
+// Defines _C._dist_backend(gloo, rank, size): wraps a ProcessGroupGloo made
+// in Python into the device's c10d::Backend (Note [Collective staging]).
+void bind_distributed(pybind11::module_& m);
+
+}  // namespace opgen_ref::runtime
