@@ -14,6 +14,10 @@ def main(argv: list[str]) -> int:
     p.add_argument("--config", required=True)
     p = sub.add_parser("worker", help="internal: one pool worker")
     p.add_argument("--config", required=True)
+    p = sub.add_parser("bench", help="time operators on the device and eager (written by opgen-backend bench)")
+    p.add_argument("--config", required=True)
+    p = sub.add_parser("bench-worker", help="internal: one bench worker")
+    p.add_argument("--config", required=True)
     p = sub.add_parser("index", help="build the OpInfo -> overload index into a cache dir")
     p.add_argument("--cache-dir", required=True)
     p = sub.add_parser("rerun", help="rerun one sample alone and print its verdicts")
@@ -49,6 +53,14 @@ def main(argv: list[str]) -> int:
 
         print(json.dumps(missing_imports(a.files, a.test_dir), sort_keys=True))
         return 0
+    if a.cmd == "bench":
+        from .bench import run as bench_run
+
+        return bench_run(a.config)
+    if a.cmd == "bench-worker":
+        from .bench import worker_main as bench_worker
+
+        return bench_worker(a.config)
     if a.cmd == "run":
         from .pool import run
 

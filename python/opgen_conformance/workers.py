@@ -36,7 +36,9 @@ class Worker:
 class Workers:
     """The live workers, and the means to start, hear, tell and stop them."""
 
-    def __init__(self, config_path: str, log_path: str) -> None:
+    def __init__(self, config_path: str, log_path: str, command: str = "worker") -> None:
+        # "worker" (worker.py) or "bench-worker" (bench.py)
+        self.command = command
         self.config_path = config_path
         self.log_path = log_path
         self.log = open(log_path, "ab")
@@ -50,7 +52,7 @@ class Workers:
         env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("OMP_NUM_THREADS", "1")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "opgen_conformance", "worker", "--config", self.config_path],
+            [sys.executable, "-m", "opgen_conformance", self.command, "--config", self.config_path],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.log,

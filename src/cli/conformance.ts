@@ -1,5 +1,5 @@
 /**
- * `opgen-backend test [project-dir]` and `opgen-backend report merge`:
+ * `opgen-backend test [project-dir]`, `opgen-backend bench [project-dir]` and `opgen-backend report merge|diff`:
  * commander wiring only (src/cli/main.ts calls registerConformanceCommands); the runner lives in src/conformance.
  */
 import { readFileSync } from "node:fs";
@@ -246,7 +246,9 @@ export function registerConformanceCommands(program: Command): void {
       }
     });
 
-  const report = program.command("report").description("work with conformance reports");
+  registerBenchCommand(program);
+
+  const report = program.command("report").description("work with conformance and bench reports");
   report
     .command("merge")
     .description("combine the JSON reports of `test --shard i/n` runs into one report")
@@ -281,7 +283,9 @@ export function registerConformanceCommands(program: Command): void {
 
   report
     .command("diff")
-    .description("what regressed, got fixed, is new or gone between two JSON reports (e.g. main's and this branch's)")
+    .description(
+      "what regressed, got fixed, is new or gone between two JSON reports (e.g. main's and this branch's); conformance or bench reports",
+    )
     .argument("<old>", "the baseline JSON report (e.g. the main branch's last run)")
     .argument("<new>", "the JSON report to judge")
     .option("--json", "print the diff as JSON instead of the table")
@@ -293,12 +297,21 @@ A result (op x dtype x check) regressed when it is a problem (fail, crash,
 timeout, xpass) in <new> and was not one in <old>, or is a worse one
 (fail -> crash). Results only in <new> are "new", only in <old> "gone".
 
+Two \`bench --json\` reports: a row (op x dtype x size) regressed when its
+device/eager ratio grew by more than its noise allows: exp(3 x the two
+runs' relative spreads (IQR/median) added in quadrature), or it was timed in
+<old> and not in <new>.
+
 Exit status:
   0  nothing regressed and no new result is a problem
   1  something regressed, or a new result is a problem (gate CI on this)
   2  bad input: a file is missing, not JSON, or not a conformance report`,
     )
-    .action((oldFile: string, newFile: string, f: { json?: boolean; markdown?: string }) => {
+    .action(async (oldFile: string, newFile: string, f: { json?: boolean; markdown?: string }) => {
+      if (isBenchFile(oldFile) || isBenchFile(newFile)) {
+        await benchDiffAction(oldFile, newFile, f);
+        return;
+      }
       let d: ReturnType<typeof diffReports>;
       try {
         d = diffReports(readReportForDiff(oldFile), readReportForDiff(newFile));
@@ -317,5 +330,144 @@ Exit status:
           `report diff: ${d.regressed.length} regressed, ${newProblems.length} new problem${newProblems.length === 1 ? "" : "s"}`,
         );
       }
+    });
+}
+
+/** Whether a file given to `report diff` is a bench report (bad files are the conformance reader's to explain). */
+function isBenchFile(file: string): boolean {
+  try {
+    return (JSON.parse(readFileSync(file, "utf8")) as { kind?: unknown }).kind === "bench";
+  } catch {
+    return false;
+  }
+}
+
+async function benchDiffAction(
+  oldFile: string,
+  newFile: string,
+  f: { json?: boolean; markdown?: string },
+): Promise<void> {
+  const { benchDiffToMarkdown, benchDiffToTerminal, diffBench, isBenchReport } = await import(
+    "../conformance/bench-report.js"
+  );
+  const read = (file: string) => {
+    let r: unknown;
+    try {
+      r = JSON.parse(readFileSync(file, "utf8"));
+    } catch (e) {
+      process.stderr.write(`opgen-backend: report diff: ${file}: cannot read it as JSON (${(e as Error).message})\n`);
+      process.exit(2);
+    }
+    if (!isBenchReport(r) || !Array.isArray(r.rows)) {
+      process.stderr.write(
+        `opgen-backend: report diff: ${file}: not a bench report; compare two \`bench --json\` reports (or two \`test --json\` ones)\n`,
+      );
+      process.exit(2);
+    }
+    return { file, report: r };
+  };
+  const d = diffBench(read(oldFile), read(newFile));
+  if (f.markdown) writeText(f.markdown, benchDiffToMarkdown(d));
+  process.stdout.write(f.json ? `${JSON.stringify(d, null, 2)}\n` : benchDiffToTerminal(d));
+  if (d.gate) throw new UserError(`report diff: ${d.regressed.length} bench row(s) slower beyond their noise`);
+}
+
+interface BenchFlags {
+  python?: string;
+  manifest?: string;
+  ops?: string[];
+  core?: boolean;
+  dtypes?: string;
+  workers?: number;
+  threads: number;
+  runs: number;
+  budget: number;
+  clock: string;
+  repeatOp: string;
+  accuracy: boolean;
+  timeout: number;
+  seed: number;
+  results?: string;
+  cacheDir?: string;
+  conformance?: string;
+  json?: string;
+  markdown?: string;
+  html?: string;
+  quiet?: boolean;
+}
+
+function registerBenchCommand(program: Command): void {
+  program
+    .command("bench")
+    .description(
+      "time every listed operator on the device and on eager (CUDA where torch has a GPU, else CPU) in one process per worker, at the same thread count",
+    )
+    .argument("[project-dir]", "the backend project (its csrc/generated/op_manifest.json is read)", ".")
+    .option("--python <path>", "the Python the device package is installed in (else $OPGEN_PYTHON, else python3)")
+    .option("--manifest <file>", "op manifest to read instead of <project>/csrc/generated/op_manifest.json")
+    .option("--ops <globs>", "only overloads matching these globs (comma-separated, repeatable)", collect)
+    .option("--core", "only the core-ATen overloads")
+    .option(
+      "--dtypes <list>",
+      "dtypes to time (default float32; an op claiming none of the default gets its first dtype)",
+    )
+    .option(
+      "-j, --workers <n>",
+      "worker processes (default 1: parallel workers share the machine's cores)",
+      int("--workers", 1),
+    )
+    .option("--threads <n>", "torch threads in each worker, for the device and eager alike", int("--threads", 1), 1)
+    .option("--runs <n>", "timed samples per row at most (the median is reported)", int("--runs", 5), 15)
+    .option("--budget <s>", "seconds of timed samples per row after the first five", Number, 1)
+    .option(
+      "--clock <wall|cpu>",
+      "wall time, or the worker thread's CPU time (for a device that computes on the calling thread, on a shared machine)",
+      "wall",
+    )
+    .option(
+      "--repeat-op <[glob=]n>",
+      "debug: every timed device call of the ops matching glob (default: all) runs the operator n times, a real slowdown of that kernel (to check `report diff`)",
+      "1",
+    )
+    .option("--no-accuracy", "skip the accuracy column (the device's and eager's error against float64 CPU)")
+    .option("--timeout <s>", "seconds one operator (all its sizes) may take", int("--timeout", 1), 600)
+    .option("--seed <n>", "seed for the inputs", int("--seed", 0), 0)
+    .option("--conformance <file>", "a `test --json` report: fast_p counts only the operators that pass it")
+    .option("--results <file>", "rows JSONL (default <project>/.opgen/bench/results.jsonl)")
+    .option("--cache-dir <dir>", "where the OpInfo index is cached (default <project>/.opgen/cache)")
+    .option("--json <file>", "write the JSON report (what `report diff` compares)")
+    .option("--markdown <file>", "write the Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)")
+    .option("--html <file>", "write the self-contained HTML report with the ratio plot")
+    .option("-q, --quiet", "no progress and no terminal summary")
+    .action(async (dir: string, f: BenchFlags) => {
+      if (!(f.budget > 0)) throw new UserError(`--budget ${f.budget}: expected a positive number of seconds`);
+      if (f.clock !== "wall" && f.clock !== "cpu") throw new UserError(`--clock ${f.clock}: expected wall or cpu`);
+      const { parseRepeatOp, runBench } = await import("../conformance/bench.js");
+      await runBench({
+        projectDir: dir,
+        python: f.python,
+        manifest: f.manifest,
+        selection: {
+          ...(f.ops ? { globs: parseOpGlobs(f.ops) } : {}),
+          core: Boolean(f.core),
+          ...(f.dtypes ? { dtypes: parseDtypes(f.dtypes) } : {}),
+        },
+        workers: f.workers ?? 1,
+        threads: f.threads,
+        runs: f.runs,
+        budgetS: f.budget,
+        clock: f.clock,
+        repeatOp: parseRepeatOp(f.repeatOp),
+        accuracy: f.accuracy,
+        timeoutS: f.timeout,
+        seed: f.seed,
+        results: f.results,
+        cacheDir: f.cacheDir,
+        conformance: f.conformance,
+        json: f.json,
+        markdown: f.markdown,
+        html: f.html,
+        quiet: Boolean(f.quiet),
+      });
     });
 }

@@ -42,6 +42,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
   gen: GEN,
   coverage: GEN,
   test: CONFORMANCE,
+  bench: CONFORMANCE,
   report: CONFORMANCE,
   upgrade: UPGRADE,
 };

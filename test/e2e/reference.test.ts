@@ -14,6 +14,7 @@ import path from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseReport } from "../../src/conformance/aggregate.js";
+import type { BenchDiff, BenchReport } from "../../src/conformance/bench-report.js";
 import type { Report } from "../../src/conformance/types.js";
 import { dumpDom } from "../helpers/chromium.js";
 
@@ -625,4 +626,98 @@ describe("backends/ref, no view op through the CPU fallback (issue 24 item 2)", 
       native.rep.results.filter((x) => x.op === "unfold" && x.check === "view").every((x) => x.status === "pass"),
     ).toBe(true);
   }, 1_200_000);
+});
+
+describe("backends/ref, per-operator speed (bench, issue 28)", () => {
+  // Timings are what bench reports, never asserted here: only that every
+  // report is written, says what it compared, and that report diff tells a
+  // real 3x slowdown of one kernel (--repeat-op mm=3: each timed device call
+  // runs mm three times) from a rerun with no change.
+  const bench = async (name: string, ops: string, extra: string[] = []) => {
+    const json = path.join(work, `bench-${name}.json`);
+    const r = await cli(
+      [
+        "bench",
+        project,
+        "--python",
+        python,
+        "--ops",
+        ops,
+        "--cache-dir",
+        cacheDir,
+        "--results",
+        path.join(work, `bench-${name}.jsonl`),
+        "--json",
+        json,
+        ...extra,
+      ],
+      { PYTHONPATH: site },
+    );
+    expect(r.exitCode, String(r.all).slice(-3000)).toBe(0);
+    return { r, json, rep: JSON.parse(readFileSync(json, "utf8")) as BenchReport };
+  };
+
+  it("bench --ops 'add*,mm,*softmax*,*conv*' writes the JSON, Markdown and HTML reports", async () => {
+    const md = path.join(work, "bench.md");
+    const html = path.join(work, "bench.html");
+    const conformance = path.join(work, "ref.json");
+    const { r, rep } = await bench("ops", "add*,mm,*softmax*,*conv*", [
+      "--runs",
+      "9",
+      "--budget",
+      "0.3",
+      "--markdown",
+      md,
+      "--html",
+      html,
+      ...(existsSync(conformance) ? ["--conformance", conformance] : []),
+    ]);
+    expect(rep.kind).toBe("bench");
+    expect(rep.meta.reference).toMatch(/^eager (CPU|CUDA)/);
+    const timed = new Set(rep.rows.filter((x) => x.ratio !== undefined).map((x) => x.op));
+    for (const op of [
+      "add.Tensor",
+      "add.out",
+      "add_.Tensor",
+      "mm",
+      "_softmax",
+      "convolution",
+      "convolution_backward",
+    ]) {
+      expect(timed, op).toContain(op);
+    }
+    // sizes of the family table: three for mm, and an accuracy column for float32
+    expect(rep.rows.filter((x) => x.op === "mm").map((x) => x.size)).toEqual(["64x64", "256x256", "512x512"]);
+    expect(rep.rows.filter((x) => x.op === "mm").every((x) => x.accuracy !== undefined)).toBe(true);
+    expect(rep.summary.geomean).toBeGreaterThan(0);
+    if (existsSync(conformance)) expect(rep.summary.fast_p).not.toBeNull();
+    expect(String(r.all)).toMatch(/^bench: device refdev .* against eager CPU/m);
+    const text = readFileSync(md, "utf8");
+    expect(text).toContain("### Operator benchmark: `refdev`");
+    expect(text).toContain("| Linear algebra |");
+    // the page as a browser shows it: the plot has a dot per timed operator and a geomean per family
+    const dom = await dumpDom(`file://${html}`);
+    expect((dom.match(/<circle class="op-dot"/g) ?? []).length).toBe(rep.summary.ops_timed);
+    expect((dom.match(/class="family-geomean"/g) ?? []).length).toBe(
+      rep.summary.families.filter((f) => f.timed > 0).length,
+    );
+    expect(dom).toContain('data-op="mm"');
+  }, 600_000);
+
+  it("report diff flags a planted 3x slowdown of mm and stays quiet on a rerun", async () => {
+    const ops = "mm,add.Tensor,_softmax";
+    const fast = ["--runs", "9", "--budget", "0.3", "--no-accuracy"];
+    const a = await bench("a", ops, fast);
+    const b = await bench("b", ops, fast);
+    const slow = await bench("slow", ops, [...fast, "--repeat-op", "mm=3"]);
+    expect(slow.rep.meta.repeat_op).toBe("mm=3");
+    const quiet = await cli(["report", "diff", a.json, b.json, "--json"]);
+    expect(quiet.exitCode, String(quiet.all)).toBe(0);
+    const flagged = await cli(["report", "diff", a.json, slow.json, "--json"]);
+    expect(flagged.exitCode, String(flagged.all)).toBe(1);
+    const d = JSON.parse(String(flagged.stdout)) as BenchDiff;
+    expect(d.regressed.length).toBeGreaterThan(0);
+    expect([...new Set(d.regressed.map((e) => e.op))]).toEqual(["mm"]);
+    expect(String(flagged.stderr)).toMatch(/bench row\(s\) slower beyond their noise/);
+  }, 600_000);
 });

@@ -25,6 +25,7 @@ import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { makeReport, parseReport } from "../../src/conformance/aggregate.js";
+import { type BenchRawRow, makeBenchReport } from "../../src/conformance/bench-report.js";
 import { toHtml } from "../../src/conformance/formats.js";
 import type { OpUnderTest, Report, Result } from "../../src/conformance/types.js";
 import { renderScaffold, scaffoldVars } from "../../src/scaffold/init.js";
@@ -108,7 +109,7 @@ async function runStep(s: Step, cwd: string, env: Record<string, string>, gh = "
 
 describe("the CI workflow init writes", () => {
   it("parses, and its jobs are wired as shards + merge", () => {
-    expect(Object.keys(wf.jobs)).toEqual(["plan", "build-test", "conformance", "report", "sanitizers"]);
+    expect(Object.keys(wf.jobs)).toEqual(["plan", "build-test", "conformance", "report", "bench", "sanitizers"]);
     expect(wf.jobs.sanitizers!.if).toBe("github.event_name == 'schedule' || github.event_name == 'workflow_dispatch'");
     expect(wf.env.CONFORMANCE_SHARDS).toBe("4");
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression
@@ -123,6 +124,69 @@ describe("the CI workflow init writes", () => {
     // the shard count is written in one place: nothing else names a number of shards
     expect(ci.match(/CONFORMANCE_SHARDS/g)!.length).toBeGreaterThanOrEqual(2);
     expect(ci).not.toMatch(/--shard [0-9]/);
+  });
+
+  it("benches nightly after the report job, and gates on a diff against main's last bench report", async () => {
+    const job = wf.jobs.bench!;
+    expect(job.needs).toEqual(["build-test", "report"]);
+    expect(job.if).toMatch(/needs\.build-test\.result == 'success' && \(github\.event_name == 'schedule'/);
+    expect(step("bench", "Bench").run).toMatch(/opgen-backend bench \. \$conf --json reports\/bench\.json/);
+    const uploads = job.steps.filter((x) => x.uses?.startsWith("actions/upload-artifact"));
+    expect(uploads.map((x) => x.with?.name)).toEqual(["bench-reports"]);
+    // the base step finds main's bench artifact as the report job finds its conformance one
+    const dir = mkdtempSync(path.join(work, "bench-"));
+    const side = (m: number, spread = 0.05) => ({ median_s: m, q1_s: m, q3_s: m, spread, runs: 15, reps: 1 });
+    const rows = (mm: number): BenchRawRow[] => [
+      {
+        op: "mm",
+        kind: "functional",
+        family: "linalg",
+        dtype: "float32",
+        size: "64x64",
+        device: side(mm),
+        eager: side(1e-5),
+      },
+      {
+        op: "add.Tensor",
+        kind: "functional",
+        family: "x",
+        dtype: "float32",
+        size: "64x64",
+        device: side(1e-5),
+        eager: side(1e-5),
+      },
+    ];
+    const meta = {
+      device: "mychip",
+      device_label: "device mychip",
+      reference: "eager CPU (AVX2)",
+      threads: 1,
+      workers: 1,
+      runs: 15,
+      clock: "wall",
+      repeat_op: "1",
+      torch_version: "2.13.0",
+      conformance: null,
+    };
+    mkdirSync(path.join(dir, "reports"));
+    writeFileSync(path.join(dir, "main-bench.json"), JSON.stringify(makeBenchReport(meta, rows(2e-5), null)));
+    const gh = [
+      'if [ "$1 $2" = "run list" ]; then printf "999\\n8\\n"; exit 0; fi',
+      'if [ "$1 $2 $3" = "run download 8" ]; then mkdir -p base && cp main-bench.json base/bench.json; exit 0; fi',
+      "exit 1",
+    ].join("\n");
+    const base = await runStep(step("bench", "Main branch's last bench report"), dir, {}, gh);
+    expect(base.code, base.stderr).toBe(0);
+    expect(base.outputs.found).toBe("true");
+    const diff = step("bench", "Diff against main");
+    writeFileSync(path.join(dir, "reports", "bench.json"), JSON.stringify(makeBenchReport(meta, rows(2.1e-5), null)));
+    const same = await runStep(diff, dir, {});
+    expect(same.code, same.stderr).toBe(0);
+    expect(readFileSync(path.join(dir, ".gh-summary"), "utf8")).toContain("✅ nothing slowed down");
+    writeFileSync(path.join(dir, "reports", "bench.json"), JSON.stringify(makeBenchReport(meta, rows(6e-5), null)));
+    const slower = await runStep(diff, dir, {});
+    expect(slower.code).toBe(1);
+    expect(readFileSync(path.join(dir, "reports", "bench-diff.md"), "utf8")).toContain("| `mm` | float32 | 64x64 |");
   });
 
   it("plans as many shards as CONFORMANCE_SHARDS says", async () => {

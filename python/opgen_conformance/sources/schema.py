@@ -20,13 +20,13 @@ from ..tensors import random_tensor
 _VARIANTS = ("2d", "0d", "empty", "noncontig", "broadcast")
 
 
-def _synth_value(arg: Any, variant: str, dtype: torch.dtype, tensor_i: int) -> Any:
+def _synth_value(arg: Any, variant: str, dtype: torch.dtype, tensor_i: int, base: tuple = (3, 4)) -> Any:
     ty = str(arg.type)
     name = arg.name
     # an in-place op's self must already have the broadcast shape
     written = arg.alias_info is not None and arg.alias_info.is_write
-    first = (3, 4) if written else (3, 1)
-    shapes = {"2d": (3, 4), "0d": (), "empty": (0, 4), "noncontig": (3, 4), "broadcast": first if tensor_i == 0 else (1, 4)}
+    first = base if written else (base[0], 1)
+    shapes = {"2d": base, "0d": (), "empty": (0, base[1]), "noncontig": base, "broadcast": first if tensor_i == 0 else (1, base[1])}
     shape = shapes[variant]
     nd = len(shape)
     if ty in ("Tensor", "Optional[Tensor]"):
@@ -66,8 +66,10 @@ class _Unsupported(Exception):
     pass
 
 
-def synthesize(name: str, dtype: torch.dtype) -> list[Sample]:
-    """Samples from the schema alone: required args filled, defaults left alone."""
+def synthesize(name: str, dtype: torch.dtype, base: tuple = (3, 4), variants: tuple = _VARIANTS) -> list[Sample]:
+    """Samples from the schema alone: required args filled, defaults left alone.
+    `base` is the 2-d shape the variants derive from (`opgen-backend bench`
+    asks for large square ones, bench.py)."""
     try:
         schema = schema_of(name)
     except Exception:
@@ -79,7 +81,7 @@ def synthesize(name: str, dtype: torch.dtype) -> list[Sample]:
     # retargets (clone_tree); left at its default, both runs would be CPU's.
     factory = not any("Tensor" in str(a.type) for a in schema.arguments if a.name not in outs)
     samples: list[Sample] = []
-    for variant in _VARIANTS:
+    for variant in variants:
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         ti = 0
@@ -93,7 +95,7 @@ def synthesize(name: str, dtype: torch.dtype) -> list[Sample]:
                     if factory and a.kwarg_only and str(a.type) == "Optional[Device]" and a.name == "device":
                         kwargs["device"] = torch.device("cpu")
                     continue
-                v = _synth_value(a, variant, dtype, ti)
+                v = _synth_value(a, variant, dtype, ti, base)
                 if isinstance(v, torch.Tensor):
                     ti += 1
                 if a.kwarg_only:
