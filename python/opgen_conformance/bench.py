@@ -62,7 +62,10 @@ CONFIG_KEYS = (
     "version", "device", "package", "threads", "workers", "warmup", "runs", "budget_s", "clock",
     "accuracy", "timeout_s", "seed", "results", "cache_dir", "ops",
 )
-OP_KEYS = ("name", "kind", "family", "dtypes", "repeat")
+# "alternatives": dtypes to try, in order, when eager runs no input in any of
+# "dtypes" (the backend's claim is per project, not per op: bitwise_and is
+# claimed in float32 and runs in int64).
+OP_KEYS = ("name", "kind", "family", "dtypes", "alternatives", "repeat")
 
 WARMUP = 2
 MIN_SAMPLE_S = 2e-4
@@ -292,17 +295,30 @@ def _eager_call_s(func: Any, b: BenchInput, device: Any = None) -> float:
     return time.perf_counter() - t0
 
 
+def eager_function(name: str) -> Any:
+    """What eager CPU runs for an overload: the overload itself, or, where
+    eager CPU has no kernel for it (the fused RNN cells, the fused attention,
+    histc), the composition of eager ops the conformance runner compares with
+    (references.py)."""
+    from .overloads import resolve_overload
+    from .references import CPU_REFERENCES
+
+    return CPU_REFERENCES.get(name) or resolve_overload(name)
+
+
 def inputs_for(name: str, kind: str, family: str, dtype: Any, cache_dir: str, seed: int) -> tuple[list[BenchInput], str]:
     """The sized inputs of one (overload, dtype) (Note [Bench inputs]) and a
     note on sizes dropped or not made ("" when none)."""
     import torch
 
-    from .overloads import resolve_overload
+    from .overloads import target_of
+    from .samples import _eager_runs
     from .sample import seed_cpu, derive_seed
     from .sources.schema import synthesize
     from .tensors import DTYPE_NAMES
 
-    func = resolve_overload(name)
+    func = eager_function(name)
+    target = target_of(name, kind)
     base, _, overload = name.partition(".")
     gen_name = base[:-1] if base.endswith("_") and not base.endswith("__") and base[:-1] in GENERATORS else base
     outs, out_dtypes = _outs_for(name, dtype)
@@ -320,7 +336,7 @@ def inputs_for(name: str, kind: str, family: str, dtype: Any, cache_dir: str, se
             t = _eager_call_s(func, b)
         except Exception as e:
             if not found:
-                note = f"{b.source} {b.size}: eager CPU refuses it ({type(e).__name__})"
+                note = f"eager CPU refuses every input in this dtype (the last: {b.source} {b.size}: {type(e).__name__})"
             return False
         found.append(b)
         if t > MAX_CALL_S or t * growth > 4 * MAX_CALL_S:
@@ -342,7 +358,8 @@ def inputs_for(name: str, kind: str, family: str, dtype: Any, cache_dir: str, se
         made = synthesize(name, dtype, base=(n, n), variants=("2d",))
         if not made:
             break
-        s = made[0]
+        # the argument combinations eager CPU itself crashes on, changed as the runner changes them
+        s = _eager_runs(name, target, made[0])
         b = BenchInput(f"{n}x{n}", "schema", s.args, s.kwargs, s.out_names, s.out_dtypes)
         if kind == "out" and s.out_names:
             from .kinds import out_dtypes_via_cpu
@@ -534,17 +551,27 @@ def bench_op(config: dict, device: Any, op: dict, send: Callable[[dict], None]) 
 
     name, kind, family = op["name"], op["kind"], op["family"]
     func = resolve_overload(name)
+    eager_func = eager_function(name)
     sync = _sync(device)
     eager_dev, eager_sync = _eager_reference()
     repeat = max(1, int(op["repeat"]))
     random_op = nondeterministic(name, func) or family == "factory"
-    for dtname in op["dtypes"]:
+    def inputs(dtname: str) -> tuple[list, str]:
+        try:
+            return inputs_for(name, kind, family, DTYPES[dtname], config["cache_dir"], int(config["seed"]))
+        except Exception as e:
+            return [], f"inputs: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+
+    plan = [(d, *inputs(d)) for d in op["dtypes"]]
+    if not any(found for _, found, _ in plan):
+        for alt in op["alternatives"]:
+            found, note = inputs(alt)
+            if found:
+                plan = [(alt, found, note)]
+                break
+    for dtname, found, note in plan:
         dtype = DTYPES[dtname]
         row0 = {"op": name, "kind": kind, "family": family, "dtype": dtname}
-        try:
-            found, note = inputs_for(name, kind, family, dtype, config["cache_dir"], int(config["seed"]))
-        except Exception as e:
-            found, note = [], f"inputs: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
         if not found:
             send({**row0, "size": "", "error": note or "no input"})
             continue
@@ -562,12 +589,12 @@ def bench_op(config: dict, device: Any, op: dict, send: Callable[[dict], None]) 
                 if config["accuracy"] and not random_op:
                     a1, k1 = clone_tree(b.args, eager_dev), clone_tree(b.kwargs, eager_dev)
                     o1 = empty_outs(Sample(a1, k1, "", b.out_names, b.out_dtypes), eager_dev)
-                    eager_res = clone_tree(func(*a1, **k1, **o1), torch.device("cpu"))
+                    eager_res = clone_tree(eager_func(*a1, **k1, **o1), torch.device("cpu"))
                     a2, k2 = device.to_device(b.args), device.to_device(b.kwargs)
                     o2 = empty_outs(Sample(a2, k2, "", b.out_names, b.out_dtypes), device.device)
                     dev_res = func(*a2, **k2, **o2)
                     sync()
-                    acc = accuracy(func, b, dtype, clone_tree(dev_res, torch.device("cpu")), eager_res)
+                    acc = accuracy(eager_func, b, dtype, clone_tree(dev_res, torch.device("cpu")), eager_res)
 
                 def dev_call() -> None:
                     for _ in range(repeat):
@@ -575,7 +602,7 @@ def bench_op(config: dict, device: Any, op: dict, send: Callable[[dict], None]) 
                     sync()
 
                 def eager_call() -> None:
-                    func(*cpu_args, **cpu_kwargs, **cpu_outs)
+                    eager_func(*cpu_args, **cpu_kwargs, **cpu_outs)
                     eager_sync()
 
                 m = measure(dev_call, eager_call, int(config["runs"]), float(config["budget_s"]), config["clock"])
@@ -588,11 +615,16 @@ def bench_op(config: dict, device: Any, op: dict, send: Callable[[dict], None]) 
 
 
 def worker_main(config_path: str) -> int:
-    from .worker import Channel, die_with_parent
+    from .worker import Channel, _limit_memory, die_with_parent
 
     die_with_parent()
     chan = Channel()
     config = load_bench_config(config_path)
+    # Note [Worker memory limit] (worker.py): a size that allocates too much
+    # fails its row instead of waking the machine's OOM killer; half the RAM
+    # shared among the workers.
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    _limit_memory(ram // (2 * max(1, int(config["workers"]))))
     import torch
 
     from .config import RunConfig  # noqa: F401  (the device module's import)

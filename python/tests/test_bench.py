@@ -41,7 +41,7 @@ class BenchInputs(unittest.TestCase):
 class BenchRows(unittest.TestCase):
     def test_rows_carry_both_sides_and_accuracy_one_when_the_device_is_eager(self):
         rows = []
-        op = {"name": "mul.Tensor", "kind": "functional", "family": "pointwise-binary", "dtypes": ["float32"], "repeat": 1}
+        op = {"name": "mul.Tensor", "kind": "functional", "family": "pointwise-binary", "dtypes": ["float32"], "alternatives": [], "repeat": 1}
         bench_op(config(tempfile.mkdtemp()), FaultDevice(None), op, rows.append)
         self.assertGreaterEqual(len(rows), 2)
         for r in rows:
@@ -54,7 +54,7 @@ class BenchRows(unittest.TestCase):
 
     def test_random_ops_get_no_accuracy(self):
         rows = []
-        op = {"name": "bernoulli.p", "kind": "functional", "family": "factory", "dtypes": ["float32"], "repeat": 1}
+        op = {"name": "bernoulli.p", "kind": "functional", "family": "factory", "dtypes": ["float32"], "alternatives": [], "repeat": 1}
         bench_op(config(tempfile.mkdtemp(), runs=5), FaultDevice(None), op, rows.append)
         self.assertTrue(rows)
         self.assertTrue(all("accuracy" not in r for r in rows), rows)

@@ -79,6 +79,9 @@ export function repeatText(r: RepeatOp): string {
   return r.glob ? `${r.glob}=${r.n}` : String(r.n);
 }
 
+/** What an op is timed in when eager runs none of its default dtypes (bench.py OP_KEYS). */
+const ALTERNATIVES = ["int64", "bool"] as const;
+
 /** The dtypes timed per op: the asked ones it claims, else its first claimed of a preferred few. */
 export function benchDtypes(claimed: readonly string[], asked: readonly string[] | undefined): string[] {
   const want = asked ?? ["float32"];
@@ -115,6 +118,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchReport> {
       kind: o.kind,
       family: familyOf(o.op),
       dtypes: benchDtypes(o.dtypes, opts.selection.dtypes),
+      // --dtypes given: those alone; else an op eager runs in none of them tries these (bitwise ops)
+      alternatives: opts.selection.dtypes ? [] : ALTERNATIVES.filter((d) => o.dtypes.includes(d)),
       repeat: opts.repeatOp.glob === undefined || globMatch(opts.repeatOp.glob, o.op) ? opts.repeatOp.n : 1,
     }))
     .filter((o) => o.dtypes.length > 0);
