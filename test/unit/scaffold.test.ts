@@ -339,6 +339,7 @@ describe("two backends in one interpreter", () => {
       `torch_${name}/device.py`,
       `torch_${name}/_compile.py`,
       `torch_${name}/_distributed.py`,
+      `torch_${name}/_inductor.py`,
     ]) {
       mkdirSync(path.dirname(path.join(site, rel)), { recursive: true });
       writeFileSync(path.join(site, rel), String(files.get(rel)));

@@ -127,6 +127,24 @@ refError refAccessEnd(const void* ptr);
 refError refAccessThreadBegin(void);
 refError refAccessThreadEnd(void);
 
+// Note [Kernel scope]: host code that the kernel library did not write, a
+// kernel Inductor generated and compiled for the device (torch_<device>/
+// _inductor.py), is handed to the driver to run: refLaunchHostFunc runs
+// fn(user) on `stream`, ordered after the work queued there, with the `count`
+// device allocations that contain ptrs[0..count) open to every host thread
+// (the generated code runs its loops on OpenMP threads the driver never
+// sees) and closed again after. The scope is refcounted per allocation, on
+// the count that the kernel library's own windows keep where windows are
+// per allocation, so nested and overlapping scopes never close each other's
+// memory; pointers that are not device memory (a CPU tensor, a size) are
+// ignored. This is the call where a vendor's own compiler plugs in: a
+// driver whose device runs the code itself (a Triton or vendor-toolchain
+// kernel on a GPU-like device) launches the kernel object here instead of a
+// host function. On the CUDA driver device memory is not host-addressable,
+// so fn runs once the stream is drained and opens nothing.
+typedef void (*refHostFn)(void* user);
+refError refLaunchHostFunc(refStream_t stream, const void* const* ptrs, size_t count, refHostFn fn, void* user);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

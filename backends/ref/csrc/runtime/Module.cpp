@@ -6,9 +6,13 @@
 #include "runtime/Runtime.h"
 
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/autograd/python_variable.h>
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+
+#include <exception>
+#include <vector>
 
 namespace py = pybind11;
 
@@ -38,4 +42,34 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("_reset_fallback_counts", [] { rt::reset_fallback_counts(); });
   m.def("_set_strict_fallback", [](bool on) { rt::set_strict_fallback(on); });
   m.def("_strict_fallback", [] { return rt::strict_fallback(); });
+  // Note [Kernel scope] (driver/RefDriver.h): the wrapper that
+  // torch_<device>._inductor generates calls this for every kernel Inductor
+  // compiled for the device: kernel(*args) runs through the driver, on the
+  // current stream, with the storages of the device tensors among args open.
+  m.def("_launch_host_kernel", [](py::handle kernel, const py::tuple& args) {
+    std::vector<const void*> storages;
+    for (const py::handle a : args) {
+      if (!THPVariable_Check(a.ptr())) continue;
+      const at::Tensor& t = THPVariable_Unpack(a.ptr());
+      if (t.defined() && t.is_privateuseone() && t.has_storage() && t.storage().nbytes() > 0) {
+        storages.push_back(t.storage().data());
+      }
+    }
+    struct Call {
+      py::handle kernel;
+      const py::tuple& args;
+      std::exception_ptr error;
+    } call{kernel, args, nullptr};
+    const refHostFn run = [](void* user) {
+      auto* c = static_cast<Call*>(user);
+      try {
+        c->kernel(*c->args);
+      } catch (...) {  // the driver is C: nothing may unwind through it
+        c->error = std::current_exception();
+      }
+    };
+    rt::driver_check(refLaunchHostFunc(rt::current_stream(), storages.data(), storages.size(), run, &call),
+                     "launch of a compiled kernel");
+    if (call.error) std::rethrow_exception(call.error);
+  });
 }

@@ -153,10 +153,29 @@ Table& table() {
   return *t;
 }
 
-// pages mode: opens or closes the allocation for every thread.
+// Opens or closes the allocation for every thread: pages mode's windows,
+// and kernel scopes in either mode (Note [Kernel scope] in RefDriver.h),
+// where keys mode moves the pages to the default key 0 and back.
 void protect(uintptr_t base, const Allocation& a, bool accessible) {
-  if (a.device < 0 || protection() != Protection::pages) return;
-  mprotect(reinterpret_cast<void*>(base), a.mapped, accessible ? PROT_READ | PROT_WRITE : PROT_NONE);
+  if (a.device < 0) return;
+  void* p = reinterpret_cast<void*>(base);
+  if (protection() == Protection::pages) mprotect(p, a.mapped, accessible ? PROT_READ | PROT_WRITE : PROT_NONE);
+  if (protection() == Protection::keys) pkey_mprotect(p, a.mapped, PROT_READ | PROT_WRITE, accessible ? 0 : g_pkey);
+}
+
+// A kernel scope's open (or close) of the allocations holding ptrs, on the
+// per-allocation count pages mode's windows keep.
+void kernel_scope(const void* const* ptrs, size_t count, bool open) {
+  if (!protection_on()) return;
+  std::lock_guard<std::mutex> g(table().mu);
+  for (size_t i = 0; i < count; ++i) {
+    if (ptrs[i] == nullptr) continue;
+    auto it = table().find(ptrs[i]);
+    if (it == table().map.end()) continue;
+    Allocation& a = it->second;
+    if (open && a.open++ == 0) protect(it->first, a, true);
+    if (!open && a.open > 0 && --a.open == 0) protect(it->first, a, false);
+  }
 }
 
 // Fresh device pages: inaccessible outside windows from the start.
@@ -272,6 +291,7 @@ refError unmap_pages(void* ptr, bool device) {
     if (it == table().map.end() || (it->second.device >= 0) != device) return refErrorInvalidPointer;
     const Allocation a = it->second;
     mapped = a.mapped;
+    if (a.open > 0) protect(it->first, a, false);  // freed inside a window: cached blocks stay closed
     table().map.erase(it);
     if (a.device >= 0) refdrv::on_free(g_stats[a.device], a.size, mapped);
     if (cache().bytes + mapped <= kCacheLimit) {
@@ -485,6 +505,15 @@ refError refAccessEnd(const void* ptr) {
   std::lock_guard<std::mutex> g(table().mu);
   auto it = table().find(ptr);
   if (it != table().map.end() && it->second.open > 0 && --it->second.open == 0) protect(it->first, it->second, false);
+  return refSuccess;
+}
+
+refError refLaunchHostFunc(refStream_t /*stream*/, const void* const* ptrs, size_t count, refHostFn fn, void* user) {
+  if (fn == nullptr || (count > 0 && ptrs == nullptr)) return refErrorInvalidValue;
+  // Work runs synchronously here, so what was queued on the stream is done.
+  kernel_scope(ptrs, count, true);
+  fn(user);
+  kernel_scope(ptrs, count, false);
   return refSuccess;
 }
 

@@ -451,6 +451,16 @@ refError refAccessBegin(const void* ptr) {
 
 refError refAccessEnd(const void* ptr) { return refAccessBegin(ptr); }
 
+// Note [Kernel scope]: device memory is not host-addressable here, so there
+// is nothing to open; fn runs once the stream's queued work is done.
+refError refLaunchHostFunc(refStream_t stream, const void* const* ptrs, size_t count, refHostFn fn, void* user) {
+  if (fn == nullptr || (count > 0 && ptrs == nullptr)) return refErrorInvalidValue;
+  const refError e = check(cudaStreamSynchronize(cuda_stream(stream)));
+  if (e != refSuccess) return e;
+  fn(user);
+  return refSuccess;
+}
+
 refError refAccessThreadBegin(void) { return refSuccess; }
 refError refAccessThreadEnd(void) { return refSuccess; }
 
