@@ -351,7 +351,7 @@ describe("init -> build -> a device that works", () => {
     });
     expect(r.exitCode, String(r.all)).toBe(0);
     expect(String(r.all)).toMatch(/\d+ passed/);
-  });
+  }, 900_000); // tests/test_inductor.py compiles C++ kernels, test_distributed.py spawns ranks
 
   it("works when Python starts in the project directory (its source package shadows the installed one)", async () => {
     const r = await execa(
