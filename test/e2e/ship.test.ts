@@ -130,13 +130,20 @@ describe("build --wheel", () => {
     // Only the tests, nowhere near the source tree.
     const testsDir = mkdtempSync(path.join(tmpdir(), "opgen-wheel-tests-"));
     cpSync(path.join(a, "tests"), path.join(testsDir, "tests"), { recursive: true });
-    const r = await execa(path.join(venv, "bin", "python"), ["-m", "pytest", "-q", "tests"], {
-      cwd: testsDir,
-      reject: false,
-      all: true,
-      env: { PYTHONPATH: "", OPGEN_PYTHON: "" },
-      extendEnv: true,
-    });
+    // The Inductor and distributed suites (minutes of C++ kernel compiles and
+    // rank processes) run on the projects init-build and reference build; here
+    // the question is whether the installed wheel works.
+    const r = await execa(
+      path.join(venv, "bin", "python"),
+      ["-m", "pytest", "-q", "tests", "--ignore=tests/test_inductor.py", "--ignore=tests/test_distributed.py"],
+      {
+        cwd: testsDir,
+        reject: false,
+        all: true,
+        env: { PYTHONPATH: "", OPGEN_PYTHON: "" },
+        extendEnv: true,
+      },
+    );
     console.log(`[ship e2e] fresh venv + torch + wheel installed in ${installS.toFixed(1)} s`);
     if (r.exitCode !== 0) console.error(String(r.all).slice(-4000));
     expect(r.exitCode).toBe(0);
