@@ -11,6 +11,7 @@ import { loadCatalog } from "../model/catalog.js";
 import type { OperatorCatalog } from "../model/types.js";
 import { discoverTorch } from "../torch/discover.js";
 import type { UpgradeReport } from "../upgrade/compare.js";
+import type { PythonApiReport, PythonSources } from "../upgrade/python-api.js";
 import type { FetchOptions } from "../upgrade/wheel.js";
 import { formatDiagnostic, UserError } from "../util/errors.js";
 import { style } from "../util/term.js";
@@ -62,15 +63,32 @@ function readManifest(file: string): Manifest {
  * that torch, else its YAMLs from PyPI (Note [Schemas from a wheel]; with
  * --offline, from the cache only). Null (with a note on stderr) when none of these has it.
  */
-async function baselineCatalog(
-  manifest: Manifest,
-  opts: UpgradeOpts,
-  fetchOpts: FetchOptions,
-): Promise<OperatorCatalog | null> {
+interface Torch {
+  readonly catalog: OperatorCatalog;
+  /** Its Python files (Note [Watched Python APIs]), or why there are none. */
+  readonly python: PythonSources | string;
+}
+
+const stripBuild = (v: string) => v.replace(/\+.*$/, "");
+
+/** An installed torch's Python files: its package directory's parent holds `torch/...`. */
+const installedPython = (version: string, torchDir: string): PythonSources => ({
+  version: stripBuild(version),
+  root: path.dirname(torchDir),
+});
+
+/** A fetched release's Python files (the cache's copy of the wheel's members). */
+const fetchedPython = (version: string, root: string | null): PythonSources | string =>
+  root
+    ? { version, root }
+    : `torch ${version}'s Python files are not in the cache (an older opgen-backend fetched it); run once without --offline`;
+
+async function baselineCatalog(manifest: Manifest, opts: UpgradeOpts, fetchOpts: FetchOptions): Promise<Torch | null> {
   const explicit = opts.fromPython;
   try {
     const install = await discoverTorch(explicit);
-    if (install.version.replace(/\+.*$/, "") === manifest.torch_version) return await loadCatalog(install);
+    if (install.version.replace(/\+.*$/, "") === manifest.torch_version)
+      return { catalog: await loadCatalog(install), python: installedPython(install.version, install.torchDir) };
     if (explicit)
       bad(`--from-python has torch ${install.version}; the manifest was generated with ${manifest.torch_version}`);
   } catch (e) {
@@ -78,7 +96,11 @@ async function baselineCatalog(
   }
   try {
     const { fetchTorchSchemas } = await import("../upgrade/wheel.js");
-    return await loadCatalog(await fetchTorchSchemas(manifest.torch_version, fetchOpts));
+    const fetched = await fetchTorchSchemas(manifest.torch_version, fetchOpts);
+    return {
+      catalog: await loadCatalog(fetched),
+      python: fetchedPython(manifest.torch_version, fetched.pythonRoot),
+    };
   } catch (e) {
     if (!(e instanceof UserError)) throw e;
     process.stderr.write(`opgen-backend: upgrade: note: no baseline torch ${manifest.torch_version} (${e.message})\n`);
@@ -92,16 +114,27 @@ async function targetCatalog(
   opts: UpgradeOpts,
   fetchOpts: FetchOptions,
   checkTargetVersion: (pin: string, target: string) => void,
-): Promise<OperatorCatalog> {
+): Promise<Torch> {
   if (opts.torchVersion !== undefined) {
     if (opts.python) bad("--python and --torch-version both name the target torch; pass one");
     checkTargetVersion(pin, opts.torchVersion);
     const { fetchTorchSchemas } = await import("../upgrade/wheel.js");
-    return loadCatalog(await fetchTorchSchemas(opts.torchVersion, fetchOpts));
+    const fetched = await fetchTorchSchemas(opts.torchVersion, fetchOpts);
+    return { catalog: await loadCatalog(fetched), python: fetchedPython(opts.torchVersion, fetched.pythonRoot) };
   }
   const install = await discoverTorch(opts.python);
   checkTargetVersion(pin, install.version);
-  return loadCatalog(install);
+  return { catalog: await loadCatalog(install), python: installedPython(install.version, install.torchDir) };
+}
+
+/** The drift of the private Python APIs between the two torches (Note [Python API drift]). */
+async function pythonApiDrift(from: string, baseline: Torch | null, target: Torch): Promise<PythonApiReport> {
+  const { comparePythonApi, pythonApiUnavailable } = await import("../upgrade/python-api.js");
+  const to = stripBuild(target.catalog.torchVersion);
+  if (typeof target.python === "string") return pythonApiUnavailable(from, to, target.python);
+  if (!baseline) return pythonApiUnavailable(from, to, `no baseline torch ${from}`);
+  if (typeof baseline.python === "string") return pythonApiUnavailable(from, to, baseline.python);
+  return comparePythonApi(baseline.python, target.python);
 }
 
 interface Applied {
@@ -174,6 +207,12 @@ async function applyUpgrade(
       }
     }
   }
+  for (const e of report.pythonApi?.entries ?? []) {
+    if (e.status === "break" || e.status === "missing")
+      left.push(
+        `${e.usedBy}: torch's ${e.name} (${e.where ?? e.file}) ${e.status === "break" ? "breaks" : "is gone"}: ${e.reasons.join("; ")}`,
+      );
+  }
   const moved = staleFiles(pinWrite);
   return {
     pins: { moved, unchanged: pins.move.map((f) => f.path).filter((p) => !moved.includes(p)) },
@@ -226,7 +265,9 @@ export function registerUpgradeCommand(program: Command): void {
       `
 Exit status:
   0  the target torch changes nothing for this backend
-  1  action needed (signatures, removed overloads, dispatch, tags, derived siblings, core ATen)
+  1  action needed (signatures, removed overloads, dispatch, tags, derived siblings, core ATen,
+     a private torch Python API the package's Inductor/Dynamo/c10d registration uses that
+     broke or is gone)
   2  bad input: no manifest (or one older than backend.yaml), a torch older than the
      project's pin, a nightly torch, a --torch-version PyPI does not have (or no network)
   With --apply: 0 when applied with nothing left for you; 1 when something is
@@ -255,11 +296,13 @@ Exit status:
           );
         }
         const fetchOpts: FetchOptions = { offline: Boolean(opts.offline), cacheDir: opts.cacheDir };
-        target = await targetCatalog(projectPin(dir, manifest), opts, fetchOpts, checkTargetVersion);
-        const baseline =
+        const to = await targetCatalog(projectPin(dir, manifest), opts, fetchOpts, checkTargetVersion);
+        target = to.catalog;
+        const from =
           target.torchVersion.replace(/\+.*$/, "") === manifest.torch_version
-            ? target
+            ? to
             : await baselineCatalog(manifest, opts, fetchOpts);
+        const baseline = from?.catalog ?? null;
         const kernelSources = sourceFiles(path.join(dir, "csrc")).filter(
           (f) => !path.resolve(f).startsWith(path.resolve(generated) + path.sep),
         );
@@ -270,6 +313,7 @@ Exit status:
           target,
           baseline,
           kernelSources,
+          pythonApi: await pythonApiDrift(manifest.torch_version, from, to),
         });
       } catch (e) {
         if (!(e instanceof BadInput || e instanceof UserError)) throw e;

@@ -35,6 +35,11 @@
  * not cover (by name: needs the baseline), and out=/inplace siblings that the
  * new plan derives and the manifest does not list (and the reverse).
  *
+ * And the private PyTorch Python APIs the project's package relies on
+ * (Inductor, Dynamo and c10d registration: src/upgrade/python-api.ts, Note
+ * [Python API drift]), compared by the caller and carried in the report; a
+ * break or a missing definition needs action.
+ *
  * The catalog is injected (compareUpgrade takes it), so tests feed a catalog
  * edited in memory through exactly the path a second torch takes.
  */
@@ -51,6 +56,7 @@ import { parseSchema, printArguments, printReturns, printSchema, schemaKind } fr
 import type { NativeFunction, OperatorCatalog } from "../model/types.js";
 import { type Diagnostic, formatLoc, type SourceLoc, UserError } from "../util/errors.js";
 import { cmp } from "../vocab.js";
+import { type PythonApiReport, pythonApiBreaks } from "./python-api.js";
 
 export type Change =
   | {
@@ -108,6 +114,8 @@ export interface UpgradeReport {
     readonly dispatch: number;
     readonly tags: number;
   };
+  /** The private Python APIs' drift (null: not compared, as when compareUpgrade's caller gives none). */
+  readonly pythonApi: PythonApiReport | null;
   /** Whether the upgrade needs anything beyond this report (exit 1). */
   readonly actionNeeded: boolean;
 }
@@ -123,6 +131,8 @@ export interface UpgradeInputs {
   readonly baseline?: OperatorCatalog | null;
   /** The project's kernel sources (files), scanned for definitions that break. */
   readonly kernelSources?: readonly string[];
+  /** The private Python APIs' drift between the baseline and the target (comparePythonApi). */
+  readonly pythonApi?: PythonApiReport | null;
 }
 
 const stripBuild = (v: string) => v.replace(/\+.*$/, "");
@@ -381,7 +391,8 @@ export function compareUpgrade(inp: UpgradeInputs): UpgradeReport {
     derived.removed.length > 0 ||
     (coreBefore !== null && coreBefore !== coreAfter.length) ||
     (addedUncovered?.length ?? 0) > 0 ||
-    (removedUncovered?.length ?? 0) > 0;
+    (removedUncovered?.length ?? 0) > 0 ||
+    pythonApiBreaks(inp.pythonApi ?? null) > 0;
   return {
     fromTorch: manifest.torch_version,
     toTorch: stripBuild(target.torchVersion),
@@ -392,6 +403,7 @@ export function compareUpgrade(inp: UpgradeInputs): UpgradeReport {
     derived,
     compositeInTarget: compositeInTarget.sort(cmp),
     summary,
+    pythonApi: inp.pythonApi ?? null,
     actionNeeded,
   };
 }

@@ -2,6 +2,7 @@
 import { formatDiagnostic, formatLoc } from "../util/errors.js";
 import type { Style } from "../util/term.js";
 import type { Change, OverloadReport, UpgradeReport } from "./compare.js";
+import type { PythonApiEntry, PythonApiReport } from "./python-api.js";
 
 const id = (x: string) => x;
 const plain: Style = { red: id, green: id, yellow: id, dim: id, bold: id };
@@ -90,6 +91,59 @@ function severity(c: Change): "break" | "behaviour" | "note" {
 
 const pad = (s: string, n: number) => s + " ".repeat(Math.max(0, n - s.length));
 
+/** The private Python APIs' count line (Note [Python API drift]). */
+function pythonApiHeadline(p: PythonApiReport): string {
+  if (p.unavailable) return `private torch Python APIs: not compared (${p.unavailable})`;
+  const s = p.summary;
+  return (
+    `private torch Python APIs ${p.from} -> ${p.to}: ${p.entries.length} watched, ${s.unchanged} unchanged, ` +
+    `${s.compatible} compatible, ${s.break} break, ${s.missing} missing${p.sameFiles ? " (the same files)" : ""}`
+  );
+}
+
+/** A changed or missing definition's details: why, then the old and new parameter lists. */
+function pythonApiDetails(e: PythonApiEntry): string[] {
+  return [
+    ...e.reasons,
+    ...(e.inheritedFrom ? [`defined in its base ${e.inheritedFrom}`] : []),
+    ...(e.old !== null && e.kind !== "attribute" ? [`old: ${e.old}`] : []),
+    ...(e.new !== null && e.kind !== "attribute" ? [`new: ${e.new}`] : []),
+  ];
+}
+
+const drifted = (p: PythonApiReport) => p.entries.filter((e) => e.status !== "unchanged");
+
+function pythonApiTerminal(p: PythonApiReport, s: Style): string[] {
+  const rows = drifted(p);
+  const lines = [pythonApiHeadline(p)];
+  if (rows.length === 0) return lines;
+  const w0 = Math.max("DEFINITION".length, ...rows.map((e) => e.name.length));
+  const w1 = Math.max("CHANGE".length, ...rows.map((e) => e.status.length));
+  const w2 = Math.max("USED BY".length, ...rows.map((e) => e.usedBy.length));
+  lines.push(s.dim(`  ${pad("DEFINITION", w0)}  ${pad("CHANGE", w1)}  ${pad("USED BY", w2)}  AT`));
+  for (const e of rows) {
+    const paint = e.status === "compatible" ? (x: string) => x : s.red;
+    lines.push(`  ${pad(e.name, w0)}  ${paint(pad(e.status, w1))}  ${pad(e.usedBy, w2)}  ${e.where ?? e.file}`);
+    for (const l of pythonApiDetails(e)) lines.push(s.dim(`      ${l}`));
+  }
+  return lines;
+}
+
+function pythonApiMarkdown(p: PythonApiReport): string[] {
+  const out = ["## Private torch Python APIs", "", pythonApiHeadline(p), ""];
+  const rows = drifted(p);
+  if (rows.length === 0) return out;
+  out.push("| definition | change | used by | at |", "|---|---|---|---|");
+  for (const e of rows) out.push(`| \`${e.name}\` | ${e.status} | ${e.usedBy} | \`${e.where ?? e.file}\` |`);
+  out.push("");
+  for (const e of rows) {
+    out.push(`- **${e.name}** (${e.status})`);
+    for (const l of pythonApiDetails(e)) out.push(`  - ${l.replace(/^(old|new): (.*)$/, "$1: `$2`")}`);
+  }
+  out.push("");
+  return out;
+}
+
 /**
  * The report as a terminal table: one row per changed overload (overload,
  * change, where backend.yaml lists it), the details indented under it, then
@@ -114,6 +168,7 @@ export function upgradeToTerminal(r: UpgradeReport, s: Style = plain): string {
     lines.push("");
   }
   lines.push(...tailLines(r));
+  if (r.pythonApi) lines.push(...pythonApiTerminal(r.pythonApi, s));
   lines.push(r.actionNeeded ? s.bold(s.red("action needed")) : s.green("nothing to do"));
   return `${lines.join("\n")}\n`;
 }
@@ -139,6 +194,7 @@ export function upgradeToMarkdown(r: UpgradeReport): string {
     out.push("");
   }
   out.push("## Torch-wide", "", ...tailLines(r).map((l) => `- ${l.trim()}`), "");
+  if (r.pythonApi) out.push(...pythonApiMarkdown(r.pythonApi));
   out.push(r.actionNeeded ? "**Action needed.**" : "Nothing to do.", "");
   return out.join("\n");
 }

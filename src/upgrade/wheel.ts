@@ -15,6 +15,13 @@
  * installed one does. They are the same on every platform, so we take the
  * smallest wheel of the release. A release is immutable on PyPI, so the cache
  * (keyed by version) is never revalidated.
+ *
+ * The same rounds also fetch the torch Python files whose private APIs the
+ * project's package relies on (PYTHON_API_FILES, Note [Watched Python APIs]),
+ * into the cache's `python/` (laid out as in site-packages). A wheel without
+ * one of them is recorded as such (the report calls its definitions
+ * missing); a cache an older opgen-backend wrote, without the record's
+ * `python` list, is fetched again, or read without the Python files offline.
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -23,6 +30,7 @@ import type { CatalogSources } from "../model/catalog.js";
 import { UserError } from "../util/errors.js";
 import { defaultCacheDir, type Http, httpGet } from "../util/http.js";
 import { writeFiles } from "../write/files.js";
+import { PYTHON_API_FILES } from "./python-api.js";
 
 export { defaultCacheDir } from "../util/http.js";
 
@@ -50,6 +58,11 @@ export interface FetchedTorch extends CatalogSources {
   /** The wheel the members came from (file name), or null when read from the cache without a record. */
   readonly wheel: string | null;
   readonly fromCache: boolean;
+  /**
+   * Holds the wheel's PYTHON_API_FILES as `torch/...` (those the wheel has);
+   * null when the cache predates them and --offline kept us from fetching.
+   */
+  readonly pythonRoot: string | null;
   /** Bytes transferred (0 from the cache). */
   readonly bytes: number;
 }
@@ -246,11 +259,15 @@ export async function fetchTorchSchemas(version: string, opts: FetchOptions = {}
   const record = path.join(dir, "wheel.json");
   // The record is written last (writeFiles goes in path order), so with it the three YAMLs are there.
   if (existsSync(record) && Object.keys(MEMBERS).every((f) => existsSync(path.join(dir, f)))) {
-    let wheel: string | null = null;
+    let rec: { wheel?: string; python?: unknown } = {};
     try {
-      wheel = (JSON.parse(readFileSync(record, "utf8")) as { wheel?: string }).wheel ?? null;
+      rec = JSON.parse(readFileSync(record, "utf8")) as typeof rec;
     } catch {}
-    return { ...sources(dir, version), wheel, fromCache: true, bytes: 0 };
+    const hasPython = Array.isArray(rec.python);
+    if (hasPython || opts.offline) {
+      const pythonRoot = hasPython ? path.join(dir, "python") : null;
+      return { ...sources(dir, version), wheel: rec.wheel ?? null, fromCache: true, pythonRoot, bytes: 0 };
+    }
   }
   if (opts.offline) {
     throw new UserError(`torch ${version}'s schemas are not in the cache ${cacheDir}; run once without --offline`);
@@ -274,9 +291,23 @@ export async function fetchTorchSchemas(version: string, opts: FetchOptions = {}
       return { path: `${rel}/${file}`, content: await member(http, w!, e) };
     }),
   );
+  const python = await Promise.all(
+    PYTHON_API_FILES.filter((f) => byName.has(f)).map(async (f) => ({
+      path: `${rel}/python/${f}`,
+      content: await member(http, w!, byName.get(f)!),
+    })),
+  );
+  const rec = { version, wheel: w!.filename, python: python.map((f) => f.path.slice(rel.length + "/python/".length)) };
   writeFiles(cacheDir, [
     ...files,
-    { path: `${rel}/wheel.json`, content: `${JSON.stringify({ version, wheel: w!.filename }, null, 2)}\n` },
+    ...python,
+    { path: `${rel}/wheel.json`, content: `${JSON.stringify(rec, null, 2)}\n` },
   ]);
-  return { ...sources(dir, version), wheel: w!.filename, fromCache: false, bytes: http.bytes };
+  return {
+    ...sources(dir, version),
+    wheel: w!.filename,
+    fromCache: false,
+    pythonRoot: path.join(dir, "python"),
+    bytes: http.bytes,
+  };
 }

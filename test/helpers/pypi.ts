@@ -153,16 +153,21 @@ export async function fakePypi(
   };
 }
 
-/** A wheel-shaped zip holding torchgen's three packaged YAMLs (and a member we must not read). */
+/**
+ * A wheel-shaped zip holding torchgen's three packaged YAMLs (and a member we
+ * must not read); `python`: torch Python files by their path in the wheel
+ * (`torch/_inductor/...`), for upgrade's Python API drift.
+ */
 export function torchWheel(
   nativeFunctions: string,
   tags: string,
   derivatives: string,
-  opts: { zip64?: boolean } = {},
+  opts: { zip64?: boolean; python?: Readonly<Record<string, string>> } = {},
 ): Buffer {
   return makeZip(
     {
       "torch/__init__.py": "# not read\n",
+      ...opts.python,
       "torchgen/packaged/ATen/native/native_functions.yaml": nativeFunctions,
       "torchgen/packaged/ATen/native/tags.yaml": tags,
       "torchgen/packaged/autograd/derivatives.yaml": derivatives,

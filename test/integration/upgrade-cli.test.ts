@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { discoverTorch } from "../../src/torch/discover.js";
+import { PYTHON_API_FILES, WATCHED } from "../../src/upgrade/python-api.js";
 import { type FakePypi, fakePypi, torchWheel } from "../helpers/pypi.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -72,11 +73,21 @@ describe("upgrade", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/ 0 signature changed, 0 schema changed, 0 removed, 0 dispatch changed, 0 tags changed/);
     expect(r.stdout).toMatch(/nothing to do\n$/);
+    // The package's private torch Python APIs: the installed torch's own files on both sides.
+    const n = WATCHED.length;
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^private torch Python APIs (\\S+) -> \\1: ${n} watched, ${n} unchanged, 0 compatible, 0 break, 0 missing \\(the same files\\)$`,
+        "m",
+      ),
+    );
     expect(readFileSync(md, "utf8")).toContain("Nothing to do.");
+    expect(readFileSync(md, "utf8")).toContain("## Private torch Python APIs");
     const j = cli(["upgrade", project, "--json"]);
     expect(j.code).toBe(0);
     const report = JSON.parse(j.stdout);
     expect(report.actionNeeded).toBe(false);
+    expect(report.pythonApi.summary).toEqual({ unchanged: n, compatible: 0, break: 0, missing: 0 });
     expect(report.overloads.length).toBeGreaterThan(0);
     expect(report.overloads.every((o: { changes: unknown[] }) => o.changes.length === 0)).toBe(true);
   });
@@ -142,12 +153,24 @@ describe("upgrade --torch-version (a fake PyPI on 127.0.0.1)", () => {
     );
     // 2.97.0 drops mm (listed by the starter backend.yaml); 2.98.0 changes nothing for the backend.
     const noMm = replaceEntry(nf, "- func: mm(Tensor self, Tensor mat2) -> Tensor", () => "# mm was here");
+    // The wheels carry the installed torch's Python files; 2.99.0's kernel-call helper grows a keyword.
+    const python = Object.fromEntries(
+      PYTHON_API_FILES.map((f) => [f, readFileSync(path.join(install.torchDir, "..", f), "utf8")]),
+    );
+    const wrapper = "torch/_inductor/codegen/wrapper.py";
+    const at = python[wrapper]!.indexOf("    def _generate_kernel_call_helper(");
+    const kw = python[wrapper]!.indexOf("        current_stream_idx=None,\n", at);
+    expect(at > 0 && kw > at).toBe(true);
+    const grown = {
+      ...python,
+      [wrapper]: `${python[wrapper]!.slice(0, kw)}        launcher=None,\n${python[wrapper]!.slice(kw)}`,
+    };
     pypi = await fakePypi(
       new Map([
-        [install.version.replace(/\+.*$/, ""), torchWheel(nf, tags, der)],
-        ["2.97.0", torchWheel(noMm, tags, der)],
-        ["2.98.0", torchWheel(nf, tags, der)],
-        ["2.99.0", torchWheel(next, tags, der)],
+        [install.version.replace(/\+.*$/, ""), torchWheel(nf, tags, der, { python })],
+        ["2.97.0", torchWheel(noMm, tags, der, { python })],
+        ["2.98.0", torchWheel(nf, tags, der, { python })],
+        ["2.99.0", torchWheel(next, tags, der, { python: grown })],
       ]),
     );
     cache = path.join(tmp, "cache");
@@ -239,10 +262,34 @@ describe("upgrade --torch-version (a fake PyPI on 127.0.0.1)", () => {
     expect(changes("add.Tensor")).toEqual(["tags"]);
     expect(changes("sum.dim_IntList")).toEqual(["schema"]);
     expect(report.core.before - report.core.after).toBe(1);
+    // Both sides' Python files from the fake PyPI's wheels: the grown keyword is compatible.
+    expect(report.pythonApi).toMatchObject({
+      from: report.fromTorch,
+      to: "2.99.0",
+      sameFiles: false,
+      unavailable: null,
+    });
+    expect(report.pythonApi.summary).toEqual({ unchanged: WATCHED.length - 1, compatible: 1, break: 0, missing: 0 });
     const t = await cliAsync(["upgrade", project, "--torch-version", "2.99.0", "--offline"], env);
     expect(t.code).toBe(1);
+    expect(t.stdout).toMatch(
+      /^ {2}PythonWrapperCodegen\._generate_kernel_call_helper +compatible +torch_<name>\/_inductor\.py +torch\/_inductor\/codegen\/wrapper\.py:\d+$/m,
+    );
+    expect(t.stdout).toMatch(/^ {6}keyword-only parameter added: launcher=None$/m);
     expect(t.stdout).toMatch(/^relu +dispatch changed +\S+backend\.yaml:\d+:\d+$/m);
     expect(t.stdout).toContain("backend kernels -> CompositeImplicitAutograd");
+  });
+
+  it("--torch-version of the pinned release: its wheel's Python files on both sides, all unchanged", async () => {
+    const pinned = (await discoverTorch()).version.replace(/\+.*$/, "");
+    const env = { OPGEN_PYPI_URL: pypi.index, OPGEN_CACHE_DIR: cache };
+    const r = await cliAsync(["upgrade", project, "--torch-version", pinned], env);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const n = WATCHED.length;
+    expect(r.stdout).toContain(
+      `private torch Python APIs ${pinned} -> ${pinned}: ${n} watched, ${n} unchanged, 0 compatible, 0 break, 0 missing (the same files)\n`,
+    );
+    expect(existsSync(path.join(cache, "torch-schemas", pinned, "python", PYTHON_API_FILES[0]!))).toBe(true);
   });
 
   it("refuses a version PyPI does not have, a nightly and an older torch: one line, exit 2", async () => {

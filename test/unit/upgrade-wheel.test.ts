@@ -3,13 +3,14 @@
  * offline: a wheel-shaped zip of the installed torch's YAMLs served from a
  * local HTTP server with the JSON API's shape and byte ranges.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadCatalog } from "../../src/model/catalog.js";
 import { discoverTorch, type TorchInstall } from "../../src/torch/discover.js";
+import { PYTHON_API_FILES } from "../../src/upgrade/python-api.js";
 import { fetchTorchSchemas } from "../../src/upgrade/wheel.js";
 import { type FakePypi, fakePypi, torchWheel } from "../helpers/pypi.js";
 
@@ -71,6 +72,35 @@ describe("fetchTorchSchemas", () => {
     expect(pypi.requests.length).toBe(n);
     // --offline reads the cache too.
     expect((await fetchTorchSchemas("2.14.0", { cacheDir: dir, offline: true })).fromCache).toBe(true);
+  });
+
+  it("fetches the torch Python files upgrade's API drift reads, and caches them with the YAMLs", async () => {
+    // All but one: a wheel without a file is recorded as such (its definitions are then missing).
+    const [absent, ...present] = PYTHON_API_FILES;
+    const python = Object.fromEntries(
+      present.map((f) => [f, readFileSync(path.join(install.torchDir, "..", f), "utf8")]),
+    );
+    const pypi = await serve(new Map([["2.14.3", torchWheel(texts.nf, texts.tags, texts.der, { python })]]));
+    const dir = cache();
+    const got = await fetchTorchSchemas("2.14.3", { index: pypi.index, cacheDir: dir });
+    expect(got.pythonRoot).toBe(path.join(dir, "torch-schemas/2.14.3/python"));
+    for (const f of present) expect(readFileSync(path.join(got.pythonRoot!, f), "utf8"), f).toBe(python[f]);
+    expect(existsSync(path.join(got.pythonRoot!, absent!))).toBe(false);
+    const record = path.join(dir, "torch-schemas/2.14.3/wheel.json");
+    expect(JSON.parse(readFileSync(record, "utf8")).python).toEqual(present);
+    const again = await fetchTorchSchemas("2.14.3", { cacheDir: dir, offline: true });
+    expect(again).toMatchObject({ fromCache: true, pythonRoot: got.pythonRoot });
+
+    // A cache an older opgen-backend wrote (no `python` in the record): offline, the YAMLs without the
+    // Python files; online, fetched again.
+    writeFileSync(record, JSON.stringify({ version: "2.14.3", wheel: got.wheel }));
+    expect(await fetchTorchSchemas("2.14.3", { cacheDir: dir, offline: true })).toMatchObject({
+      fromCache: true,
+      pythonRoot: null,
+    });
+    const refetched = await fetchTorchSchemas("2.14.3", { index: pypi.index, cacheDir: dir });
+    expect(refetched).toMatchObject({ fromCache: false, pythonRoot: got.pythonRoot });
+    expect(JSON.parse(readFileSync(record, "utf8")).python).toEqual(present);
   });
 
   it("falls back to the project page's releases, and normalises CRLF (Windows wheels)", async () => {

@@ -18,6 +18,7 @@ import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog } from "../.
 import { discoverTorch } from "../../src/torch/discover.js";
 import { checkTargetVersion, compareUpgrade, dropEntry, type UpgradeReport } from "../../src/upgrade/compare.js";
 import { upgradeToMarkdown, upgradeToTerminal } from "../../src/upgrade/format.js";
+import { type PythonApiReport, pythonApiUnavailable } from "../../src/upgrade/python-api.js";
 
 const YAML = `backend: PrivateUse1
 cpp_namespace: upg
@@ -161,6 +162,38 @@ describe("compareUpgrade on an unchanged torch", () => {
     expect(r.core.addedUncovered).toEqual([]);
     expect(r.actionNeeded).toBe(false);
     expect(upgradeToTerminal(r)).toMatch(/nothing to do\n$/);
+  });
+
+  it("asks for action when a private Python API the package uses breaks or is gone, not when it grew compatibly", () => {
+    const entry = {
+      file: "torch/_inductor/codegen/wrapper.py",
+      name: "PythonWrapperCodegen.make_allocation",
+      kind: "def" as const,
+      usedBy: "torch_<name>/_inductor.py",
+      old: "(self, name)",
+      new: "(self, name, *, pinned=False)",
+      where: "torch/_inductor/codegen/wrapper.py:1",
+      inheritedFrom: null,
+    };
+    const drift = (status: "compatible" | "break" | "missing"): PythonApiReport => ({
+      ...pythonApiUnavailable("2.13.0", "2.99.0", ""),
+      unavailable: null,
+      entries: [{ ...entry, status, reasons: [] }],
+      summary: { unchanged: 0, compatible: 0, break: 0, missing: 0, [status]: 1 },
+    });
+    const run = (pythonApi: PythonApiReport) =>
+      compareUpgrade({
+        manifest,
+        yamlText: YAML,
+        yamlFile: "backend.yaml",
+        target: installed,
+        baseline: installed,
+        pythonApi,
+      });
+    expect(run(drift("compatible")).actionNeeded).toBe(false);
+    expect(run(drift("break")).actionNeeded).toBe(true);
+    expect(run(drift("missing")).actionNeeded).toBe(true);
+    expect(run(drift("break")).pythonApi?.entries[0]?.status).toBe("break");
   });
 });
 
