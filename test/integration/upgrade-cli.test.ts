@@ -165,11 +165,20 @@ describe("upgrade --torch-version (a fake PyPI on 127.0.0.1)", () => {
       ...python,
       [wrapper]: `${python[wrapper]!.slice(0, kw)}        launcher=None,\n${python[wrapper]!.slice(kw)}`,
     };
+    // 2.98.5's make_allocation loses `stride`: the package's Wrapper override no longer fits.
+    const alloc = python[wrapper]!.indexOf("    def make_allocation(");
+    const stride = python[wrapper]!.indexOf("shape, stride, ", alloc);
+    expect(alloc > 0 && stride > alloc).toBe(true);
+    const broken = {
+      ...python,
+      [wrapper]: `${python[wrapper]!.slice(0, stride)}shape, ${python[wrapper]!.slice(stride + "shape, stride, ".length)}`,
+    };
     pypi = await fakePypi(
       new Map([
         [install.version.replace(/\+.*$/, ""), torchWheel(nf, tags, der, { python })],
         ["2.97.0", torchWheel(noMm, tags, der, { python })],
         ["2.98.0", torchWheel(nf, tags, der, { python })],
+        ["2.98.5", torchWheel(nf, tags, der, { python: broken })],
         ["2.99.0", torchWheel(next, tags, der, { python: grown })],
       ]),
     );
@@ -279,6 +288,23 @@ describe("upgrade --torch-version (a fake PyPI on 127.0.0.1)", () => {
     expect(t.stdout).toMatch(/^relu +dispatch changed +\S+backend\.yaml:\d+:\d+$/m);
     expect(t.stdout).toContain("backend kernels -> CompositeImplicitAutograd");
   });
+
+  it("a private Python API that breaks asks for action, and --apply leaves it for a person", async () => {
+    const dir = freshProject("pyapichip");
+    const env = { OPGEN_PYPI_URL: pypi.index, OPGEN_CACHE_DIR: cache };
+    const r = await cliAsync(["upgrade", dir, "--torch-version", "2.98.5", "--json"], env);
+    expect(r.code, r.stderr).toBe(1);
+    const report = JSON.parse(r.stdout);
+    expect(report.overloads.every((o: { changes: unknown[] }) => o.changes.length === 0)).toBe(true);
+    expect(report.pythonApi.summary).toEqual({ unchanged: WATCHED.length - 1, compatible: 0, break: 1, missing: 0 });
+    const a = await cliAsync(["upgrade", dir, "--torch-version", "2.98.5", "--apply", "--json"], env);
+    expect(a.code).toBe(1);
+    expect(JSON.parse(a.stdout).applied.left).toEqual([
+      expect.stringMatching(
+        /^torch_<name>\/_inductor\.py: torch's PythonWrapperCodegen\.make_allocation \(torch\/_inductor\/codegen\/wrapper\.py:\d+\) breaks: positional parameter removed: stride$/,
+      ),
+    ]);
+  }, 120_000);
 
   it("--torch-version of the pinned release: its wheel's Python files on both sides, all unchanged", async () => {
     const pinned = (await discoverTorch()).version.replace(/\+.*$/, "");
