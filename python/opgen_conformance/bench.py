@@ -456,8 +456,10 @@ def _floats(res: Any) -> list:
     return [t for t in tree_flatten(res)[0] if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())]
 
 
-def _rms(ts: list, ref: list) -> tuple[float, float]:
-    """RMS of the differences from `ref` over the elements where ref is finite, and RMS of ref there."""
+def _rms(ts: list, ref: list, limit: float = math.inf) -> tuple[float, float]:
+    """RMS of the differences from `ref` over the elements where ref is
+    finite and within `limit` (the task dtype's range: a float64 result
+    float32 cannot hold overflows on every device alike), and RMS of ref there."""
     import torch
 
     num = den = 0.0
@@ -467,7 +469,7 @@ def _rms(ts: list, ref: list) -> tuple[float, float]:
             return float("inf"), 1.0
         r64 = r.detach().cpu().to(torch.complex128 if r.is_complex() else torch.float64)
         t64 = t.detach().cpu().to(r64.dtype)
-        m = torch.isfinite(r64)
+        m = torch.isfinite(r64) & (r64.abs() <= limit)
         d = (t64 - r64)[m].abs()
         d = torch.where(torch.isfinite(d), d, torch.full_like(d, float("inf")))
         num += float((d**2).sum())
@@ -497,11 +499,14 @@ def accuracy(func: Any, b: BenchInput, dtype: Any, dev_result: Any, eager_result
     r, e, d = _floats(ref), _floats(eager_result), _floats(dev_result)
     if not r or len(r) != len(e) or len(r) != len(d):
         return None
-    err_e, rms_ref = _rms(e, r)
-    err_d, _ = _rms(d, r)
+    limit = float(torch.finfo(dtype if not dtype.is_complex else torch.float32).max)
+    err_e, rms_ref = _rms(e, r, limit)
+    err_d, _ = _rms(d, r, limit)
     floor = 0.5 * torch.finfo(dtype if not dtype.is_complex else torch.float32).eps * rms_ref
     ratio = max(err_d, floor) / max(err_e, floor) if floor > 0 else (1.0 if err_d == err_e else float("inf"))
-    return {"device_err": err_d, "eager_err": err_e, "ratio": ratio if math.isfinite(ratio) else None}
+    # an infinite error (a NaN or inf where float64 is finite) is null: JSON has no Infinity
+    fin = lambda x: x if math.isfinite(x) else None  # noqa: E731
+    return {"device_err": fin(err_d), "eager_err": fin(err_e), "ratio": fin(ratio)}
 
 
 # -- the worker ------------------------------------------------------------------------

@@ -76,6 +76,12 @@ class Accuracy(unittest.TestCase):
         bad = eager.clone()
         bad[0, 0] = math.nan
         self.assertIsNone(accuracy(func, b, torch.float32, bad, eager)["ratio"])
+        # a result float32 cannot hold overflows on eager and the device alike: not an error of either
+        big = torch.rand(64, 64) * 40 + 10
+        prod = resolve_overload("prod")
+        p = prod(big)
+        self.assertTrue(torch.isinf(p))
+        self.assertEqual(accuracy(prod, BenchInput("", "test", (big,), {}, (), ()), torch.float32, p.clone(), p)["ratio"], 1.0)
         # float64 itself has nothing wider to compare with
         self.assertIsNone(accuracy(func, b, torch.float64, eager, eager))
 

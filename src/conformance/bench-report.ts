@@ -35,8 +35,9 @@ export interface BenchSide {
 }
 
 export interface BenchAccuracy {
-  readonly device_err: number;
-  readonly eager_err: number;
+  /** RMS error against float64; null: infinite (a NaN or inf where float64 is finite) */
+  readonly device_err: number | null;
+  readonly eager_err: number | null;
   /** device_err / eager_err (floored at half an ulp); null when eager's is 0 and the device's not */
   readonly ratio: number | null;
 }
