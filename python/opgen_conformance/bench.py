@@ -682,7 +682,12 @@ def run(config_path: str) -> int:
     startup_failures = 0
 
     def record(row: dict) -> None:
-        out.write(json.dumps(row, sort_keys=True) + "\n")
+        try:
+            line = json.dumps(row, sort_keys=True, allow_nan=False)
+        except ValueError:  # a NaN or infinity somewhere: JSON cannot carry it, the row says so
+            keep = {k: row[k] for k in ("op", "kind", "family", "dtype", "size") if k in row}
+            line = json.dumps({**keep, "error": "the row had a non-finite number (a bug of bench.py)"}, sort_keys=True)
+        out.write(line + "\n")
         out.flush()
 
     def assign(w: Any) -> None:
