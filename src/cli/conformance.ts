@@ -16,6 +16,7 @@ import {
   isProblem,
   readReportForDiff,
 } from "../conformance/diff.js";
+import { runDistributed } from "../conformance/distributed.js";
 import { checkOutcome, runTest, writeOutputs } from "../conformance/driver.js";
 import { toTerminal } from "../conformance/formats.js";
 import { RUN_CONFIG_DEFAULTS } from "../conformance/runconfig.js";
@@ -111,6 +112,7 @@ interface TestFlags extends ReportFlags {
   upstreamDir?: string;
   strict?: boolean;
   updateExpectations?: boolean;
+  distributed?: number;
 }
 
 /** The memory this process may use: the machine's, or less under a cgroup (container) limit. */
@@ -151,6 +153,11 @@ export function registerConformanceCommands(program: Command): void {
       "--update-expectations",
       "with --upstream: add an expectations entry for each test that fails today (its first error line as the reason); entries already there stay",
     )
+    .option(
+      "--distributed <n>",
+      "check the project's c10d backend (<device>ccl) instead of the operators: every collective at world size n (processes on this machine, Gloo over 127.0.0.1) against Gloo on CPU tensors",
+      int("--distributed", 1),
+    )
     .option("--dtypes <list>", "only these dtypes, e.g. float32,int64")
     .option("--shard <i/n>", "run the i-th of n deterministic shards (merge them with `report merge`)")
     .option("-j, --workers <n>", "worker processes", int("--workers", 1))
@@ -187,6 +194,20 @@ export function registerConformanceCommands(program: Command): void {
     .action(async (dir: string, f: TestFlags, cmd: Command) => {
       if (f.upstream !== undefined || f.upstreamDir !== undefined) {
         await upstreamAction(dir, f, cmd.getOptionValueSource("timeout") !== "default");
+        return;
+      }
+      if (f.distributed !== undefined) {
+        const report = await runDistributed({
+          projectDir: dir,
+          python: f.python,
+          manifest: f.manifest,
+          world: f.distributed,
+          // the whole run (rank start-up included), unless --timeout says otherwise
+          timeoutS: cmd.getOptionValueSource("timeout") === "default" ? 300 : f.timeout,
+        });
+        writeOutputs(report, f);
+        if (!f.quiet) process.stdout.write(toTerminal(report, style(process.stdout)));
+        if (f.failOnProblems) checkOutcome(report);
         return;
       }
       for (const [flag, on] of [
