@@ -81,7 +81,7 @@ const installedPython = (version: string, torchDir: string): PythonSources => ({
 const fetchedPython = (version: string, root: string | null): PythonSources | string =>
   root
     ? { version, root }
-    : `torch ${version}'s Python files are not in the cache (an older opgen-backend fetched it); run once without --offline`;
+    : `torch ${version}'s Python files are not in the cache, which an older opgen-backend wrote; run once without --offline`;
 
 async function baselineCatalog(manifest: Manifest, opts: UpgradeOpts, fetchOpts: FetchOptions): Promise<Torch | null> {
   const explicit = opts.fromPython;

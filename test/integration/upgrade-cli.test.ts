@@ -4,7 +4,7 @@
  * bad input, exit 2 with one line and nothing written.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -316,6 +316,20 @@ describe("upgrade --torch-version (a fake PyPI on 127.0.0.1)", () => {
       `private torch Python APIs ${pinned} -> ${pinned}: ${n} watched, ${n} unchanged, 0 compatible, 0 break, 0 missing (the same files)\n`,
     );
     expect(existsSync(path.join(cache, "torch-schemas", pinned, "python", PYTHON_API_FILES[0]!))).toBe(true);
+  });
+
+  it("--offline with a cache an older opgen-backend wrote: the operators compared, the Python APIs not (and why)", async () => {
+    const env = { OPGEN_PYPI_URL: pypi.index, OPGEN_CACHE_DIR: cache };
+    expect((await cliAsync(["upgrade", project, "--torch-version", "2.98.0"], env)).code).toBe(0);
+    const old = path.join(tmp, "old-cache");
+    cpSync(path.join(cache, "torch-schemas/2.98.0"), path.join(old, "torch-schemas/2.98.0"), { recursive: true });
+    rmSync(path.join(old, "torch-schemas/2.98.0/python"), { recursive: true });
+    writeFileSync(path.join(old, "torch-schemas/2.98.0/wheel.json"), JSON.stringify({ version: "2.98.0", wheel: "w" }));
+    const r = await cliAsync(["upgrade", project, "--torch-version", "2.98.0", "--offline"], { OPGEN_CACHE_DIR: old });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      "private torch Python APIs: not compared (torch 2.98.0's Python files are not in the cache, which an older opgen-backend wrote; run once without --offline)\n",
+    );
   });
 
   it("refuses a version PyPI does not have, a nightly and an older torch: one line, exit 2", async () => {
