@@ -20,7 +20,7 @@
  * The scanner does not run Python: it blanks strings and comments (so a
  * docstring's example `class` or a `)` in a default string cannot confuse
  * it), walks `class X` bodies by indentation, takes `def name(` at the body's
- * indentation (the first one that is not `@overload`), its decorators, and
+ * indentation (the last one that is not `@overload`: the one Python keeps), its decorators, and
  * the balanced parameter list, and splits that at top-level commas. A method
  * a class does not define is looked up in its bases that the same file
  * defines (CustomGraphModulePass.uuid is CustomPassBase's). Parameters are
@@ -489,14 +489,16 @@ function lookup(
     }
     return null;
   }
+  // The last definition is the one Python keeps (after @overload stubs, or a redefinition).
   const re = new RegExp(`^(async\\s+)?def\\s+${ident(head)}\\s*\\(`);
+  let found: Found | null = null;
   for (const k of statements(scope)) {
     const line = src.lines[k]!;
     if (!re.test(line.body)) continue;
     const decorators = decoratorsAbove(src, k, line.indent);
     if (decorators.some((d) => d === "overload" || d.endsWith(".overload"))) continue;
     const open = line.start + line.indent + line.body.indexOf("(");
-    return {
+    found = {
       kind,
       line: line.number,
       decorators: decorators.filter((d) => CALLING.has(d)),
@@ -504,7 +506,7 @@ function lookup(
       inheritedFrom,
     };
   }
-  return null;
+  return found;
 }
 
 /** A parameter list as Python prints it (`/` and `*` markers included). */

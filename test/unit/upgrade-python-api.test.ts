@@ -4,6 +4,7 @@
  * into a "next release" (a keyword added, a positional removed, a method
  * deleted, a decorator dropped, a file gone), and the report's rendering.
  */
+import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -19,12 +20,14 @@ import {
   PYTHON_API_FILES,
   type PythonApiReport,
   type PythonSources,
+  parsePython,
   printParams,
   pythonApiUnavailable,
   WATCHED,
 } from "../../src/upgrade/python-api.js";
 
 let installed: PythonSources;
+let python: string;
 let tmp: string;
 const read = (file: string) => readFileSync(path.join(installed.root, file), "utf8");
 
@@ -52,6 +55,7 @@ function edit(text: string, after: string, from: string, to: string): string {
 
 beforeAll(async () => {
   const t = await discoverTorch();
+  python = t.python;
   installed = { version: t.version.replace(/\+.*$/, ""), root: path.dirname(t.torchDir) };
   tmp = mkdtempSync(path.join(tmpdir(), "opgen-pyapi-"));
 });
@@ -105,6 +109,45 @@ describe("the scanner on the installed torch", () => {
       "def",
     );
     expect(worker && printParams(worker)).toBe("@staticmethod (device: int)");
+  });
+
+  it("reads every function and method of the watched files as Python's own parser does", () => {
+    // Python's ast as the oracle: each def directly in a module or class body (the last one, not
+    // @overload stubs), its parameters' names, kinds and whether they have a default.
+    const script = `
+import ast, json, sys
+out = {}
+def walk(f, body, prefix):
+    for n in body:
+        if isinstance(n, ast.ClassDef):
+            walk(f, n.body, prefix + n.name + ".")
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(getattr(d, "id", getattr(d, "attr", None)) == "overload" for d in n.decorator_list):
+                continue
+            a = n.args
+            pos = a.posonlyargs + a.args
+            ps = [[p.arg, "positional-only" if i < len(a.posonlyargs) else "positional", i >= len(pos) - len(a.defaults)] for i, p in enumerate(pos)]
+            if a.vararg: ps.append([a.vararg.arg, "var-positional", False])
+            ps += [[p.arg, "keyword-only", d is not None] for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+            if a.kwarg: ps.append([a.kwarg.arg, "var-keyword", False])
+            out[f + " " + prefix + n.name] = ps
+for f in sys.argv[2:]:
+    walk(f, ast.parse(open(sys.argv[1] + "/" + f).read()).body, "")
+print(json.dumps(out))
+`;
+    const r = spawnSync(python, ["-c", script, installed.root, ...PYTHON_API_FILES], { encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    const want = JSON.parse(r.stdout) as Record<string, [string, string, boolean][]>;
+    expect(Object.keys(want).length).toBeGreaterThan(1000);
+    const sources = new Map(PYTHON_API_FILES.map((f) => [f, parsePython(read(f))]));
+    const differ: string[] = [];
+    for (const [key, params] of Object.entries(want)) {
+      const [file, name] = key.split(" ") as [string, string];
+      const f = findDefinition(sources.get(file)!, name, "def");
+      const got = f?.params.map((p) => [p.name, p.kind, p.default !== null]);
+      if (JSON.stringify(got) !== JSON.stringify(params)) differ.push(`${key}: ${JSON.stringify(got)}`);
+    }
+    expect(differ).toEqual([]);
   });
 
   it("follows a method into a base the file defines, and never into a docstring", () => {
