@@ -197,8 +197,15 @@ def _sdpa_overrideable(query, key, value, attn_bias=None, dropout_p=0.0, is_caus
     out = (torch.softmax(s, -1) @ value) if key.size(2) > 0 else torch.zeros(*query.shape[:3], value.size(3),
                                                                             dtype=query.dtype)
     empty = torch.empty(0, dtype=torch.int64)
-    return (out.to(dtype).contiguous(), torch.logsumexp(s, -1).detach(), empty, empty.clone(), query.size(2),
-            key.size(2), empty.clone(), empty.clone(), torch.empty(0, dtype=dtype))
+    # Laid out as the op's meta kernel promises (Note [Attention layouts] in
+    # the reference backend's aten/Attention.cpp): the output in the query's
+    # order of dims, 0-dim philox seed and offset.
+    from torch._meta_registrations import alloc_with_matching_layout
+
+    res = alloc_with_matching_layout(query.to(dtype), (*query.shape[:3], value.size(3))).copy_(out.to(dtype))
+    seed = torch.empty((), dtype=torch.int64)
+    return (res, torch.logsumexp(s, -1).detach().float(), empty, empty.clone(), query.size(2),
+            key.size(2), seed, seed.clone(), torch.empty(0, dtype=dtype))
 
 
 @torch.no_grad()  # not differentiable (no derivatives.yaml entry)

@@ -27,10 +27,12 @@
 #include "aten/Glue.h"
 
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/empty_strided.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/SymInt.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -161,6 +163,36 @@ at::Tensor logsumexp(const Shapes& sh, const at::Tensor& s) {
 
 at::Tensor empty_like_int(c10::Device device) { return empty({0}, c10::kLong, device); }
 
+// Note [Attention layouts]: the op's meta (torch/_meta_registrations.py:
+// alloc_with_matching_layout for the output, empty_like for each gradient)
+// promises the output query's order of dims by stride, a float32
+// logsumexp, 0-dim philox seed and offset, and each gradient its input's
+// strides; compiled graphs rely on it (Inductor asserts the
+// strides of every extern kernel's result). The kernels here compute
+// contiguous results; this returns `result` laid out as `like` orders its
+// dims (exactly `like`'s strides when it is dense and of the same shape),
+// copying only when the two differ.
+at::Tensor in_layout_of(const at::Tensor& like, const at::Tensor& result) {
+  if (!result.defined() || like.dim() != result.dim()) return result;
+  std::vector<int64_t> strides(result.dim());
+  if (like.sizes() == result.sizes() && like.is_non_overlapping_and_dense()) {
+    strides.assign(like.strides().begin(), like.strides().end());
+  } else {
+    std::vector<int64_t> order(result.dim());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return like.stride(a) > like.stride(b); });
+    int64_t stride = 1;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      strides[*it] = stride;
+      stride *= result.size(*it);
+    }
+  }
+  if (result.strides() == at::IntArrayRef(strides)) return result;
+  at::Tensor placed = at::empty_strided(result.sizes(), strides, result.options());
+  copy_into(placed, result, kOp);
+  return placed;
+}
+
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor, at::Tensor,
@@ -193,15 +225,16 @@ _scaled_dot_product_fused_attention_overrideable(const at::Tensor& query, const 
       gemm(batched(out), batched(p), v3, 1.0);
     }
   }
-  const at::Tensor lse = logsumexp(sh, s);
-  return {to_dtype(out, sh.out_dtype, sh.device, kOp),
+  // float32 whatever the inputs, as the meta kernel says (Note [Attention layouts])
+  const at::Tensor lse = to_dtype(logsumexp(sh, s), c10::kFloat, sh.device, kOp);
+  return {in_layout_of(query, to_dtype(out, sh.out_dtype, sh.device, kOp)),
           lse,
           empty_like_int(sh.device),
           empty_like_int(sh.device),
           c10::SymInt(sh.L),
           c10::SymInt(sh.S),
-          empty_like_int(sh.device),
-          empty_like_int(sh.device),
+          empty({}, c10::kLong, sh.device),  // philox seed and offset: 0-dim, as the meta's
+          empty({}, c10::kLong, sh.device),
           empty({0}, sh.out_dtype, sh.device)};
 }
 
@@ -263,10 +296,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> _scaled_dot_product_f
       if (d < lead || (attn_bias.size(d - lead) == 1 && ds.size(d) != 1)) dims.push_back(d);
     }
     at::Tensor g = dims.empty() ? ds : sum(ds, dims, /*keepdim=*/true, std::nullopt);
-    grad_bias = to_dtype(g.reshape(attn_bias.sizes()), attn_bias.scalar_type(), sh.device, kOp);
+    grad_bias = in_layout_of(attn_bias, to_dtype(g.reshape(attn_bias.sizes()), attn_bias.scalar_type(), sh.device, kOp));
   }
-  const auto out = [&](const at::Tensor& g) { return g.defined() ? to_dtype(g, sh.out_dtype, sh.device, kOp) : g; };
-  return {out(grad_q), out(grad_k), out(grad_v), grad_bias};
+  const auto out = [&](const at::Tensor& like, const at::Tensor& g) {
+    return g.defined() ? in_layout_of(like, to_dtype(g, sh.out_dtype, sh.device, kOp)) : g;
+  };
+  return {out(query, grad_q), out(key, grad_k), out(value, grad_v), grad_bias};
 }
 
 }  // namespace opgen_ref
