@@ -3,7 +3,7 @@
  * 0: nothing to do; 1: action needed; 2: bad input (one line, nothing written).
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import type { Manifest } from "../dest/manifest.js";
@@ -127,14 +127,29 @@ async function targetCatalog(
   return { catalog: await loadCatalog(install), python: installedPython(install.version, install.torchDir) };
 }
 
-/** The drift of the private Python APIs between the two torches (Note [Python API drift]). */
-async function pythonApiDrift(from: string, baseline: Torch | null, target: Torch): Promise<PythonApiReport> {
+/**
+ * The drift of the private Python APIs between the two torches (Note
+ * [Python API drift]), each definition's user named by the project's own
+ * package directory (init writes `torch_<name>/`) when there is one.
+ */
+async function pythonApiDrift(
+  dir: string,
+  from: string,
+  baseline: Torch | null,
+  target: Torch,
+): Promise<PythonApiReport> {
   const { comparePythonApi, pythonApiUnavailable } = await import("../upgrade/python-api.js");
   const to = stripBuild(target.catalog.torchVersion);
   if (typeof target.python === "string") return pythonApiUnavailable(from, to, target.python);
   if (!baseline) return pythonApiUnavailable(from, to, `no baseline torch ${from}`);
   if (typeof baseline.python === "string") return pythonApiUnavailable(from, to, baseline.python);
-  return comparePythonApi(baseline.python, target.python);
+  const r = comparePythonApi(baseline.python, target.python);
+  const packages = readdirSync(dir, { withFileTypes: true }).filter(
+    (e) => e.isDirectory() && /^torch_\w+$/.test(e.name) && existsSync(path.join(dir, e.name, "__init__.py")),
+  );
+  if (packages.length !== 1) return r;
+  const pkg = packages[0]!.name;
+  return { ...r, entries: r.entries.map((e) => ({ ...e, usedBy: e.usedBy.replace(/^torch_<name>\//, `${pkg}/`) })) };
 }
 
 interface Applied {
@@ -313,7 +328,7 @@ Exit status:
           target,
           baseline,
           kernelSources,
-          pythonApi: await pythonApiDrift(manifest.torch_version, from, to),
+          pythonApi: await pythonApiDrift(dir, manifest.torch_version, from, to),
         });
       } catch (e) {
         if (!(e instanceof BadInput || e instanceof UserError)) throw e;
