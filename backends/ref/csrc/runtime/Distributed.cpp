@@ -8,7 +8,7 @@
 // Note [Collective staging]: Gloo computes on host memory, so each
 // collective stages its device tensors through the driver:
 //   1. caller's thread: every device input is copied to a pinned host buffer
-//      (refMemcpyAsync on the current stream; non-contiguous inputs are made
+//      (Note [Staging buffers]; refMemcpyAsync on the current stream; non-contiguous inputs are made
 //      contiguous on the device first), then the stream is synchronized so
 //      Gloo reads finished buffers, and the Gloo collective is issued. Issuing
 //      in the caller's thread keeps Gloo's per-collective tags in program
@@ -53,6 +53,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -64,6 +65,68 @@ namespace {
 using c10d::OpType;
 using c10d::Work;
 using Tensors = std::vector<at::Tensor>;
+
+// Note [Staging buffers]: a collective's host buffers come from a small cache
+// of pinned blocks (by exact size, 1 GiB at most kept), so the buffers of a
+// training loop's repeated collectives (DDP's buckets, FSDP's shards) are
+// pinned and paged in once, not on every call. Blocks go back when the last
+// tensor holding them dies; the pool is never destroyed (tensors may outlive
+// every backend).
+class StagingPool final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t nbytes) override {
+    if (nbytes == 0) return {nullptr, nullptr, &noop, c10::Device(c10::DeviceType::CPU)};
+    void* p = nullptr;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      auto it = free_.find(nbytes);
+      if (it != free_.end()) {
+        p = it->second;
+        free_.erase(it);
+        kept_ -= nbytes;
+      }
+    }
+    if (p == nullptr) driver_check(refMallocHost(&p, nbytes), "pinned staging buffer");
+    auto* block = new Block{this, p, nbytes};
+    return {p, block, &give_back, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+  void copy_data(void* dest, const void* src, size_t count) const override { memcpy_any(dest, src, count); }
+
+ private:
+  struct Block {
+    StagingPool* pool;
+    void* ptr;
+    size_t size;
+  };
+  static constexpr size_t kKeep = size_t{1} << 30;
+
+  static void noop(void*) {}
+  static void give_back(void* ctx) {
+    auto* b = static_cast<Block*>(ctx);
+    StagingPool* pool = b->pool;
+    bool keep = false;
+    {
+      std::lock_guard<std::mutex> g(pool->mu_);
+      if (pool->kept_ + b->size <= kKeep) {
+        pool->free_.emplace(b->size, b->ptr);
+        pool->kept_ += b->size;
+        keep = true;
+      }
+    }
+    if (!keep) refFreeHost(b->ptr);
+    delete b;
+  }
+
+  std::mutex mu_;
+  std::multimap<size_t, void*> free_;
+  size_t kept_ = 0;
+};
+
+StagingPool& staging_pool() {
+  static auto* pool = new StagingPool();  // never destroyed (Note [Staging buffers])
+  return *pool;
+}
 
 bool on_device(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
 
@@ -161,7 +224,7 @@ class Staging {
   }
 
   static at::Tensor host_like(const at::Tensor& t) {
-    return at::detail::empty_generic(t.sizes(), pinned_host_allocator(), c10::DispatchKeySet(c10::DispatchKey::CPU),
+    return at::detail::empty_generic(t.sizes(), &staging_pool(), c10::DispatchKeySet(c10::DispatchKey::CPU),
                                      t.scalar_type(), std::nullopt);
   }
 
