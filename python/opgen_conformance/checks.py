@@ -15,7 +15,9 @@ values" show up as different failures:
   shape           output shapes equal
   device          every output tensor lives on the inputs' device, index included
   device_index    with inputs on device 1 (device 0 current): results there, as on 0
-  strides         output strides equal (a warning only: strides are not contract)
+  strides         output strides equal to CPU's, and where CPU's agree with the op's
+                  meta kernel, to the meta's (torch.compile assumes those: Note
+                  [Meta layout] in meta_layout.py); warnings only
   mutation        arguments the schema does not let the op write are unchanged
   inplace         in-place ops return self itself (also where autograd does not
                   return it for them: inference mode) and mutate it like CPU does
@@ -44,6 +46,7 @@ from torch.utils._pytree import tree_flatten
 from .calls import Call, Calls, Wide
 from .compare import MAX_MSG, Verdict, compare, is_oom, out_pairs, short, storage_ptr, tensors_in
 from .gradients import gradients
+from .meta_layout import meta_problems
 from .probe_checks import ProbeChecks
 from .sample import Sample
 from .tensors import DTYPE_NAMES
@@ -216,6 +219,8 @@ class Runner:
         # Note [Precision rule]: the float64 run, made once if a value needs it
         wide = Wide(self.calls, s)
         self._outputs(wide, ref.result, dev.result, r)
+        if self.kind == "functional" and not getattr(self.dev, "compiled", False):
+            self._meta_layout(ref, dev, r)
         self._mutation(s, ref, dev, r)
         if self.kind == "inplace" or self.write_args and self.kind != "out":
             self._inplace(wide, ref.args, dev.args, dev.result, r, dev.kwargs)
@@ -326,6 +331,15 @@ class Runner:
         r["shape"] = ("fail", "; ".join(shapes)) if shapes else ("pass", "")
         r["device"] = ("fail", "; ".join(devices)) if devices else ("pass", "")
         r["strides"] = ("warn", "; ".join(strides)) if strides else ("pass", "")
+
+    def _meta_layout(self, ref: Call, dev: Call, r: dict[str, Verdict]) -> None:
+        """Note [Meta layout]: the device's outputs laid out as the op's meta
+        kernel says, which is what compiled graphs assume."""
+        problems = meta_problems(self.calls.op, dev.args, dev.kwargs, dev.result, ref.result)
+        if problems:
+            said = r.get("strides", ("pass", ""))[1]
+            meta = "; ".join(problems) + " (torch.compile assumes the meta kernel's layout)"
+            r["strides"] = ("warn", f"{said}; {meta}" if said else meta)
 
     def _mutation(self, s: Sample, ref: Call, dev: Call, r: dict[str, Verdict]) -> None:
         """Every argument the schema does not mark written (``Tensor(a!)``)
