@@ -29,15 +29,19 @@ export type Dtype = (typeof DTYPES)[number];
 /** Claimed when neither backend.yaml, the manifest nor --dtypes says otherwise. */
 export const DEFAULT_DTYPES: readonly Dtype[] = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "bool"];
 
-/** What a single sample's check says (Python side). */
-export type SampleStatus = "pass" | "fail" | "warn" | "skip" | "crash" | "timeout";
+/**
+ * What a single sample's check says (Python side). "compile-failed": `test --compile` only, Inductor
+ * could not compile a call eager CPU runs (python/opgen_conformance/compiled.py, Note [Compiled mode]).
+ */
+export type SampleStatus = "pass" | "fail" | "warn" | "skip" | "crash" | "timeout" | "compile-failed";
 /** What a result says after expectations are applied. */
 export type Status = SampleStatus | "xfail" | "xpass";
 
 /** How bad a status is: a result is its worst sample; a group shows its worst result. */
 export const STATUS_SEVERITY: Readonly<Record<Status, number>> = {
-  crash: 7,
-  timeout: 6,
+  crash: 8,
+  timeout: 7,
+  "compile-failed": 6,
   fail: 5,
   xpass: 4,
   xfail: 3,

@@ -27,6 +27,8 @@ values" show up as different failures:
                   and a write through the result reaches the base as on CPU
   gradients       backward on device vs CPU (functional ops, floating dtypes)
   fallback        the device's own kernel ran, not the CPU fallback
+  compile         (test --compile only) Inductor compiled the call: compile-failed
+                  with its first error line, warn on graph breaks (compiled.py)
 
 invalid_inputs, extremes, device_index and out_nonempty run on probes
 (probes.py), samples made for them, and are judged in probe_checks.py; the
@@ -44,6 +46,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from .calls import Call, Calls, Wide
+from .compiled import CompileFailed, compile_verdict, presized
 from .compare import MAX_MSG, Verdict, compare, is_oom, out_pairs, short, storage_ptr, tensors_in
 from .gradients import gradients
 from .meta_layout import meta_problems
@@ -69,6 +72,7 @@ CHECKS = (
     "view",
     "gradients",
     "fallback",
+    "compile",
 )
 
 GRAD_DTYPES = (torch.float32, torch.float64)
@@ -182,6 +186,8 @@ class Runner:
         overrides: list[dict] | None = None,
         phase: Callable[..., None] | None = None,
     ) -> None:
+        if getattr(device, "compiled", False):
+            device.begin_task()  # Note [Compiled mode]: Dynamo reset per (overload, dtype)
         self.calls = Calls(name, kind, dtype, device, overrides, phase)
         self.name = name
         self.kind = kind
@@ -204,13 +210,33 @@ class Runner:
         """Verdicts for one sample. Gradients are checked on the first
         ``grad_samples`` sample indices only -- by index, not by count, so a
         worker that resumes mid-task decides exactly as an uninterrupted one."""
+        compiled = getattr(self.dev, "compiled", False)
+        if compiled:
+            self.dev.begin_sample()
         if s.check:
-            return {s.check: self.probes.by_check[s.check](s)}
+            verdict = self.probes.by_check[s.check](s)
+            if compiled and self.dev.failures and verdict[0] == "fail":
+                verdict = ("compile-failed", self.dev.failures[0].line)
+            return {s.check: verdict}
         ref = self.calls.run_reference(s)
-        dev = self.calls.run_device(s, "values")
+        # Note [Compiled mode]: out= tensors of eager's result shape (resizing is out_nonempty's)
+        dev = self.calls.run_device(s, "values", outs=presized(ref.outs) if compiled and ref.error is None else None)
         counts = self.dev.fallback_counts()
+        refusal: CompileFailed | None = None
+        if compiled and isinstance(dev.error, CompileFailed):
+            if ref.error is None:
+                # Note [Compiled mode]: its own status; nothing else was run compiled
+                return {"compile": ("compile-failed", dev.error.line)}
+            # eager refuses the call too: the failed compile is the compiled refusal
+            refusal = dev.error
+            self.dev.failures.remove(refusal)
+            dev.error = refusal.inner
         raised = self._error_parity(ref.error, dev.error, s.meta.get("error_regex"), bool(s.meta.get("error_sample")))
         if raised is not None:
+            if compiled:
+                raised["compile"] = compile_verdict(self.dev)
+                if refusal is not None and raised["compile"][0] == "pass":
+                    raised["compile"] = ("warn", f"eager CPU refuses the call; Inductor failed to compile it: {refusal.line}")
             return raised
         r: dict[str, Verdict] = {"errors": ("pass", "")}
         if self.dev.has_fallback_counter:
@@ -237,6 +263,8 @@ class Runner:
             g = gradients(self.calls, s, r)
             if g is not None:
                 r["gradients"] = g
+        if compiled:
+            r["compile"] = compile_verdict(self.dev)
         return r
 
     @staticmethod

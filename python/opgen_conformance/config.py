@@ -42,6 +42,8 @@ class RunConfig:
     workers: int
     worker_memory_bytes: int | None
     resume: bool
+    # Note [Compiled mode] (compiled.py): every device call through torch.compile(backend="inductor")
+    compile: bool
     results: str
     cache_dir: str
     tolerances: list[dict[str, Any]]

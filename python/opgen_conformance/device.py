@@ -189,7 +189,14 @@ def _autograd_returns(func: Any, args: tuple, kwargs: dict, res: Any) -> Any:
     return tuple(out) if len(rets) > 1 else out[0]
 
 
-def open_device(config: RunConfig) -> RealDevice | FaultDevice:
-    if config.device == "cpu" and not config.package:
-        return FaultDevice(config.faults)
-    return RealDevice(config.device, config.package)
+def open_device(config: RunConfig) -> Any:
+    if config.compile:
+        # Note [Compiled mode]: the environment before Inductor is first imported
+        from .compiled import CompiledDevice, setup_environment
+
+        setup_environment(config.results)
+    dev = FaultDevice(config.faults) if config.device == "cpu" and not config.package else RealDevice(config.device, config.package)
+    if not config.compile:
+        return dev
+    CompiledDevice.warm_up()
+    return CompiledDevice(dev)

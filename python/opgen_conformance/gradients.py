@@ -10,6 +10,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .calls import Calls
+from .compiled import failure_verdict
 from .compare import MAX_MSG, Verdict, attempt, compare, short, tensors_in
 from .sample import Sample, derive_seed
 from .tensors import as_leaves, clone_tree
@@ -48,7 +49,7 @@ def gradients(calls: Calls, s: Sample, forward: dict[str, Verdict]) -> Verdict |
     da, dkw = tree_unflatten(dflat, spec)
     dout, err = attempt(lambda: calls.dev.call(calls.name, calls.op, da, dkw))
     if err is not None:
-        return ("fail", f"device forward with requires_grad raised {short(err)}")
+        return failure_verdict(calls.dev, err) or ("fail", f"device forward with requires_grad raised {short(err)}")
     dall = tensors_in(dout)
     if len(dall) != len(call):
         return ("fail", f"device forward returned {len(dall)} tensors with requires_grad, CPU {len(call)}")
@@ -59,7 +60,7 @@ def gradients(calls: Calls, s: Sample, forward: dict[str, Verdict]) -> Verdict |
     dl = [dflat[i] for i in idx]
     dg, err = attempt(lambda: torch.autograd.grad(douts, dl, dgos, allow_unused=True))
     if err is not None:
-        return ("fail", f"device backward raised {short(err)}")
+        return failure_verdict(calls.dev, err) or ("fail", f"device backward raised {short(err)}")
     problems = []
     for k, (c, d) in enumerate(zip(cg, dg)):
         if c is None and d is None:

@@ -37,7 +37,7 @@ from .modelfile import build, load
 PHASES = ("forward", "backward", "step")
 
 # Each case's checks, in report order (a subset of checks.CHECKS).
-MODEL_CHECKS = ("errors", "values", "gradients", "step", "fallback")
+MODEL_CHECKS = ("errors", "values", "gradients", "step", "fallback", "compile")
 
 TIMING_RUNS = 5
 
@@ -531,13 +531,26 @@ def run_model_task(file: str, case: str, device: Any, save_dir: str | None, phas
 
     phase = _Phase(fallbacks_of)
     tracer = Tracer(device, phase)
+    compiled = getattr(device, "compiled", False)
     try:
-        with tracer:
-            out = run_case(spec, dev, torch.float32, device.device, phase)
+        if compiled:
+            # Note [Compiled mode] (compiled.py): the forward (and so, through
+            # AOTAutograd, the backward) compiled by Inductor; no tracer, whose
+            # dispatch mode Dynamo would trace instead of the model
+            out = _run_compiled(spec, dev, device, phase, checks)
+        else:
+            with tracer:
+                out = run_case(spec, dev, torch.float32, device.device, phase)
         out.cpu()
     except Exception as e:
         out = None
-        checks["errors"] = ("fail", f"the device run raised where eager CPU did not: {short(e)}")
+        from .compiled import failure_verdict
+
+        failed = failure_verdict(device, e)
+        if failed is not None:
+            checks["compile"] = failed
+        else:
+            checks["errors"] = ("fail", f"the device run raised where eager CPU did not: {short(e)}")
     finally:
         phase.leave()
     fell_back: dict[str, int] = {}
@@ -562,7 +575,8 @@ def run_model_task(file: str, case: str, device: Any, save_dir: str | None, phas
         checks.update(judge(out, cpu, ref))
     else:
         for g in ("values", "gradients", "step"):
-            checks[g] = ("skip", "the device run raised")
+            checks[g] = ("skip", "the device run raised" if "compile" not in checks else "the case did not compile")
+        checks.setdefault("errors", ("skip", "the case did not compile"))
     if not device.has_fallback_counter:
         checks["fallback"] = ("skip", "the device has no fallback counter")
     elif fell_back:
@@ -571,6 +585,11 @@ def run_model_task(file: str, case: str, device: Any, save_dir: str | None, phas
     else:
         checks["fallback"] = ("pass", "")
 
+    if compiled:
+        # the first-divergence search and the step times are eager device runs: not this mode's
+        if out is not None:
+            info["compiled"] = True
+        return checks, info
     if out is not None and any(checks[g][0] == "fail" for g in ("values", "gradients", "step")):
         phase_cb("divergence")
         found = first_divergence(spec, copy.deepcopy(base).to(device.device), device, eager_names, save_dir, case, file)
@@ -583,6 +602,23 @@ def run_model_task(file: str, case: str, device: Any, save_dir: str | None, phas
         phase_cb("timing")
         info["time_s"] = step_times(spec, base, device)
     return checks, info
+
+
+def _run_compiled(spec: dict, module: torch.nn.Module, device: Any, phase: _Phase, checks: dict) -> Run:
+    """run_case with the module compiled by Inductor for the device
+    (torch._dynamo reset first: a case is its own compile); sets the
+    ``compile`` check (graph breaks warn) in ``checks``."""
+    import torch._dynamo
+
+    from .compiled import compile_verdict
+
+    torch._dynamo.reset()
+    device.begin_sample()
+    before = device.break_counts()
+    out = run_case(spec, torch.compile(module, backend="inductor", dynamic=False), torch.float32, device.device, phase)
+    device.note_breaks(before)
+    checks["compile"] = compile_verdict(device)
+    return out
 
 
 def model_ops(file: str, case: str) -> dict[str, dict[str, int]]:

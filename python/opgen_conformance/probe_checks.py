@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .calls import Calls, Wide
+from .compiled import presized
 from .compare import MAX_MSG, Verdict, is_oom, on_cpu, out_pairs, short, tensors_in
 from .sample import Sample
 
@@ -42,7 +43,9 @@ class ProbeChecks:
 
     def _judge_base(self, base: Sample, check: str) -> str | None:
         ref = self.calls.run_reference(base)
-        dev = self.calls.run_device(base, check)
+        compiled = getattr(self.calls.dev, "compiled", False) and ref.error is None
+        # Note [Compiled mode]: out= tensors of eager's result shape, as the ordinary sample's
+        dev = self.calls.run_device(base, check, outs=presized(ref.outs) if compiled else None)
         if dev.error is not None:
             return f"the device raises on the sample this one derives from ({short(dev.error)}; see errors)"
         wide = Wide(self.calls, base)  # Note [Precision rule], as the values check judges the base

@@ -33,6 +33,7 @@ def config(tmp, ops, **kw):
         "workers": 2,
         "worker_memory_bytes": None,
         "resume": False,
+        "compile": False,
         "results": os.path.join(tmp, "results.jsonl"),
         "cache_dir": os.path.join(tmp, "cache"),
         "tolerances": [],

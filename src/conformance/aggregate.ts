@@ -175,6 +175,7 @@ export function summarize(results: readonly Result[], ops: readonly OpUnderTest[
     failed: n("fail"),
     crashed: n("crash"),
     timed_out: n("timeout"),
+    compile_failed: n("compile-failed"),
     skipped: n("skip"),
     xfail: n("xfail"),
     xpass: n("xpass"),
@@ -208,9 +209,9 @@ export function makeReport(
   };
 }
 
-/** Is this report a failure for CI? Failures, crashes, timeouts and XPASS (update the expectations). */
+/** Is this report a failure for CI? Failures, compile failures, crashes, timeouts and XPASS (update the expectations). */
 export function failed(s: Summary): boolean {
-  return s.failed + s.crashed + s.timed_out + s.xpass > 0;
+  return s.failed + (s.compile_failed ?? 0) + s.crashed + s.timed_out + s.xpass > 0;
 }
 
 export function parseReport(text: string, file: string): Report {
@@ -250,7 +251,7 @@ export function mergeReports(reports: readonly { file: string; report: Report }[
   const shards: string[] = [];
   let coreTotal = first.summary.core_total;
   for (const { file, report } of reports) {
-    for (const k of ["device", "seed", "max_samples", "torch_version"] as const) {
+    for (const k of ["device", "seed", "max_samples", "torch_version", "compiled"] as const) {
       if (report.meta[k] !== first.meta[k]) {
         problems.push(
           `${file}: ${k} is ${JSON.stringify(report.meta[k])}, ${reports[0]!.file} has ${JSON.stringify(first.meta[k])}`,

@@ -25,7 +25,13 @@ import type { Report, Result, Status, Summary } from "./types.js";
 /** Bad input to `report diff` (exit 2, not 1: 1 means "regressed"). */
 export class DiffInputError extends UserError {}
 
-const PROBLEM_RANK: Readonly<Partial<Record<Status, number>>> = { xpass: 1, fail: 2, timeout: 3, crash: 4 };
+const PROBLEM_RANK: Readonly<Partial<Record<Status, number>>> = {
+  xpass: 1,
+  fail: 2,
+  "compile-failed": 3,
+  timeout: 4,
+  crash: 5,
+};
 
 export function isProblem(s: Status): boolean {
   return PROBLEM_RANK[s] !== undefined;

@@ -17,14 +17,20 @@ import { style } from "../util/term.js";
 import { acquireLock, appendText, freshDir, writeText } from "../write/files.js";
 import { aggregate, failed, makeReport, readJsonl } from "./aggregate.js";
 import { reportCoverage } from "./coverage.js";
-import { applyExpectations, EMPTY_EXPECTATIONS, type ExpectationsFile, loadExpectations } from "./expectations.js";
+import {
+  applyExpectations,
+  EMPTY_EXPECTATIONS,
+  type ExpectationsFile,
+  loadExpectations,
+  modeApplies,
+} from "./expectations.js";
 import { problems, toHtml, toJson, toJunit, toMarkdown, toTerminal } from "./formats.js";
 import { isModel, MODEL_DTYPE, modelCases, modelReplayLines, modelTimes, resolveModelCases } from "./models.js";
 import { type RunConfig, type RunConfigModel, runConfig } from "./runconfig.js";
 import { cpuCapability, PYTHON_DIR, pythonEnv, runRunnerProcess } from "./runner.js";
 import { LOGS_ENV, loadSanitizedBuild, sanitizerEnv } from "./sanitize.js";
 import { type OpInfo, type OpManifest, readManifest, type Selection, type Shard, selectOps } from "./select.js";
-import { OP_KINDS, type OpKind, type OpUnderTest, type Report } from "./types.js";
+import { OP_KINDS, type OpKind, type OpUnderTest, type Report, type Result } from "./types.js";
 
 export { PYTHON_DIR, pythonEnv } from "./runner.js";
 
@@ -57,6 +63,8 @@ export interface TestOptions extends Outputs {
   readonly sanitize?: readonly string[];
   /** `--model FILE[:NAME]`: run these model files' cases instead of the operators (models.ts). */
   readonly models?: readonly string[];
+  /** `--compile`: the device side through torch.compile with Inductor (Note [Compiled mode]). */
+  readonly compile?: boolean;
 }
 
 /**
@@ -162,9 +170,11 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
     // Under ASan the limit is its malloc_limit_mb (sanitizerEnv), not RLIMIT_DATA.
     worker_memory_bytes: sanitized ? null : (opts.workerMemoryBytes ?? null),
     resume: opts.resume,
+    compile: Boolean(opts.compile),
     results: resultsFile,
     cache_dir: opts.cacheDir ?? path.join(project, ".opgen", "cache"),
-    tolerances: exp.tolerances,
+    // Note [Expectation modes]: the tolerances of this run's mode, without the key the runner does not read
+    tolerances: exp.tolerances.filter((t) => modeApplies(t.mode, Boolean(opts.compile))).map(({ mode: _, ...t }) => t),
     ops: ops.map((o) => ({ name: o.op, kind: o.kind, view: o.view, core: o.core, dtypes: o.dtypes })),
     models,
   });
@@ -182,7 +192,11 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
 
   const raw = readJsonl(resultsFile);
   const wanted = [...ops, ...models.map((m) => ({ op: m.name, dtypes: [MODEL_DTYPE] }))];
-  const results = applyExpectations(aggregate(raw, wanted), exp.expectations, await cpuP);
+  const compiled = Boolean(opts.compile);
+  const aggregated: Result[] = compiled
+    ? aggregate(raw, wanted).map((r) => ({ ...r, compiled: true as const }))
+    : aggregate(raw, wanted);
+  const results = applyExpectations(aggregated, exp.expectations, await cpuP, compiled);
   const report = makeReport(
     {
       device,
@@ -190,6 +204,7 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
       max_samples: opts.maxSamples,
       torch_version: manifest.torch_version ?? "",
       shards: opts.selection.shard ? [`${opts.selection.shard.index}/${opts.selection.shard.count}`] : [],
+      ...(compiled ? { compiled: true as const } : {}),
     },
     ops,
     results,

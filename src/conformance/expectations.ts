@@ -11,6 +11,8 @@
  *       cpu: "AVX512"                # optional glob over eager's CPU capability
  *                                    # (torch.backends.cpu.get_cpu_capability()): an
  *                                    # eager behaviour of some machines only
+ *       mode: compiled               # optional: any (the default), eager or compiled
+ *                                    # (Note [Expectation modes])
  *     - test: "test_view_ops.py::*::test_unfold_*"   # instead of op: a glob over
  *       reason: "unsupported: ..."   # upstream test ids (test --upstream); no dtype/check
  *   tolerances:
@@ -18,6 +20,18 @@
  *       dtype: bfloat16              # optional
  *       rtol: 1e-2
  *       atol: 1e-3
+ *       mode: compiled               # optional, as above
+ *
+ * Note [Expectation modes]: `test` runs the device's kernels eagerly,
+ * `test --compile` runs every call through torch.compile with Inductor,
+ * whose generated kernels (and numerics, and refusals) are not the device's;
+ * both are judged against the same eager CPU. So an entry says which runs it
+ * is about: `mode: any` (the default: eager CPU's own quirks, which every
+ * entry of backends/ref's file is, show in both), `mode: eager` (a device
+ * kernel's known failure, which compiled code may not even call: it must
+ * neither hide a compiled failure nor turn XPASS there) or `mode: compiled`
+ * (Inductor's own behaviour; its reason says why compiled differs from
+ * eager). An entry of the other mode is ignored.
  *
  * Every problem is reported with file:line:col, all of them in one run
  * (Note [Diagnostics] in src/util/errors.ts). Read with src/yaml's
@@ -37,6 +51,16 @@ const ALL_CHECKS: readonly string[] = [
   ...MODEL_CHECKS.filter((c) => !(CHECKS as readonly string[]).includes(c)),
 ];
 
+/** Note [Expectation modes]: which runs an entry applies to. */
+export const EXPECTATION_MODES = ["eager", "compiled", "any"] as const;
+export type ExpectationMode = (typeof EXPECTATION_MODES)[number];
+
+/** Does an entry of `mode` (absent: any) apply to a run that is `compiled` (or not)? */
+export function modeApplies(mode: ExpectationMode | undefined, compiled: boolean): boolean {
+  const m = mode ?? "any";
+  return m === "any" || (m === "compiled") === compiled;
+}
+
 export interface Expectation {
   readonly op: string;
   readonly dtype: string;
@@ -45,6 +69,8 @@ export interface Expectation {
   readonly issue?: string;
   /** Note [CPU capability]: applies only where eager CPU runs this capability (a glob) */
   readonly cpu?: string;
+  /** Note [Expectation modes]; absent: any */
+  readonly mode?: ExpectationMode;
   readonly loc?: SourceLoc;
 }
 
@@ -53,6 +79,8 @@ export interface Tolerance {
   readonly dtype?: string;
   readonly rtol?: number;
   readonly atol?: number;
+  /** Note [Expectation modes]; absent: any */
+  readonly mode?: ExpectationMode;
 }
 
 export interface ExpectationsFile {
@@ -114,8 +142,8 @@ export function parseExpectations(text: string, file: string): ExpectationsFile 
       }
       const allowed =
         key === "expectations"
-          ? ["op", "test", "dtype", "check", "reason", "issue", "cpu"]
-          : ["op", "dtype", "rtol", "atol"];
+          ? ["op", "test", "dtype", "check", "reason", "issue", "cpu", "mode"]
+          : ["op", "dtype", "rtol", "atol", "mode"];
       for (const [k, f] of fields) {
         if (!allowed.includes(k)) err(f.node, `unknown field '${k}' in ${key} entry; allowed: ${allowed.join(", ")}`);
       }
@@ -148,6 +176,11 @@ export function parseExpectations(text: string, file: string): ExpectationsFile 
         const f = fields.get(k);
         if (f) err(f.node, `'${k}' applies to op entries; a test entry names whole tests (test ids or globs)`);
       }
+      const modeText = str("mode", false);
+      if (modeText !== undefined && !(EXPECTATION_MODES as readonly string[]).includes(modeText)) {
+        err(fields.get("mode")?.node, `unknown mode '${modeText}'; allowed: ${EXPECTATION_MODES.join(", ")}`);
+      }
+      const mode = modeText !== undefined && modeText !== "any" ? (modeText as ExpectationMode) : undefined;
       const test = isTest ? str("test", true) : undefined;
       if (key === "expectations" && !isTest && !fields.has("op")) {
         err(node, "expectations entry needs 'op' (an operator glob) or 'test' (an upstream test id glob)");
@@ -170,6 +203,7 @@ export function parseExpectations(text: string, file: string): ExpectationsFile 
             reason,
             ...(issue ? { issue } : {}),
             ...(cpu ? { cpu } : {}),
+            ...(mode ? { mode } : {}),
             loc: locOf(node),
           });
         }
@@ -183,6 +217,7 @@ export function parseExpectations(text: string, file: string): ExpectationsFile 
             ...(dtype ? { dtype } : {}),
             ...(rtol !== undefined ? { rtol } : {}),
             ...(atol !== undefined ? { atol } : {}),
+            ...(mode ? { mode } : {}),
           });
       }
     }
@@ -217,7 +252,7 @@ export function globMatch(glob: string, s: string): boolean {
   return globToRegExp(glob).test(s);
 }
 
-const FAILING = new Set(["fail", "crash", "timeout"]);
+const FAILING = new Set(["fail", "compile-failed", "crash", "timeout"]);
 
 /**
  * Applies expectations: a matching failure becomes XFAIL; when none of an
@@ -232,9 +267,15 @@ const FAILING = new Set(["fail", "crash", "timeout"]);
  * expectation with `cpu:` never applies when it is unknown), so it neither
  * hides a failure elsewhere nor turns into XPASS on another CI machine.
  */
-export function applyExpectations(results: readonly Result[], exp: readonly Expectation[], cpu?: string): Result[] {
+export function applyExpectations(
+  results: readonly Result[],
+  exp: readonly Expectation[],
+  cpu?: string,
+  compiled = false,
+): Result[] {
   const out = [...results];
   for (const e of exp) {
+    if (!modeApplies(e.mode, compiled)) continue;
     if (e.cpu !== undefined && (cpu === undefined || !globMatch(e.cpu, cpu))) continue;
     const rop = globToRegExp(e.op);
     const rdt = globToRegExp(e.dtype);

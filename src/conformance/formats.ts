@@ -32,6 +32,11 @@ function xml(s: string): string {
 
 const html = xml;
 
+/** Note [Compiled mode]: " [compiled]" after a result's name in a `test --compile` report. */
+function compiledTag(r: { readonly compiled?: true }): string {
+  return r.compiled ? " [compiled]" : "";
+}
+
 export function rerunCommand(r: Result): string {
   return `python -m opgen_conformance rerun --config <run config> --op '${r.op}' --dtype ${r.dtype} --seed ${r.seed} --sample ${r.sample}`;
 }
@@ -45,20 +50,20 @@ export function toJunit(rep: Report): string {
     list.push(r);
     byOp.set(r.op, list);
   }
-  const failures = s.failed + s.xpass;
+  const failures = s.failed + (s.compile_failed ?? 0) + s.xpass;
   const errors = s.crashed + s.timed_out;
   const skipped = s.skipped + s.xfail;
   const lines: string[] = ['<?xml version="1.0" encoding="UTF-8"?>'];
   lines.push(
-    `<testsuites name="opgen-backend conformance (${xml(rep.meta.device)})" tests="${s.total}" failures="${failures}" errors="${errors}" skipped="${skipped}">`,
+    `<testsuites name="opgen-backend conformance (${xml(rep.meta.device)}${rep.meta.compiled ? ", compiled" : ""})" tests="${s.total}" failures="${failures}" errors="${errors}" skipped="${skipped}">`,
   );
   for (const [op, rs] of byOp) {
-    const f = rs.filter((r) => r.status === "fail" || r.status === "xpass").length;
+    const f = rs.filter((r) => r.status === "fail" || r.status === "compile-failed" || r.status === "xpass").length;
     const e = rs.filter((r) => r.status === "crash" || r.status === "timeout").length;
     const sk = rs.filter((r) => r.status === "skip" || r.status === "xfail").length;
     lines.push(`  <testsuite name="${xml(op)}" tests="${rs.length}" failures="${f}" errors="${e}" skipped="${sk}">`);
     for (const r of rs) {
-      const open = `    <testcase classname="${xml(op)}" name="${xml(`${r.dtype}.${r.check}`)}"`;
+      const open = `    <testcase classname="${xml(op)}" name="${xml(`${r.dtype}.${r.check}${compiledTag(r)}`)}"`;
       const where = `seed=${r.seed} sample=${r.sample} input=${r.input}`;
       switch (r.status) {
         case "pass":
@@ -68,6 +73,7 @@ export function toJunit(rep: Report): string {
           lines.push(`${open}><system-out>${xml(`warning: ${r.message}`)}</system-out></testcase>`);
           break;
         case "fail":
+        case "compile-failed":
         case "xpass":
           lines.push(
             `${open}><failure type="${r.status.toUpperCase()}" message="${xml(r.message)}">${xml(`${r.message}\n${where}\n${rerunCommand(r)}`)}</failure></testcase>`,
@@ -104,6 +110,7 @@ const ICON: Readonly<Record<Status, string>> = {
   pass: "✅",
   warn: "⚠️",
   fail: "❌",
+  "compile-failed": "🧱",
   crash: "💥",
   timeout: "⏱️",
   skip: "⏭️",
@@ -111,7 +118,7 @@ const ICON: Readonly<Record<Status, string>> = {
   xpass: "❗",
 };
 
-const PROBLEM: ReadonlySet<Status> = new Set(["fail", "crash", "timeout", "xpass"]);
+const PROBLEM: ReadonlySet<Status> = new Set(["fail", "compile-failed", "crash", "timeout", "xpass"]);
 
 export function problems(rep: Report): Result[] {
   return rep.results.filter((r) => PROBLEM.has(r.status));
@@ -172,20 +179,23 @@ export function uncoveredLine(rep: Report): string | undefined {
 export function toMarkdown(rep: Report, maxRows = 20): string {
   const s = rep.summary;
   const bad = problemsByOp(rep);
-  const nBad = s.failed + s.crashed + s.timed_out + s.xpass;
+  const nBad = s.failed + (s.compile_failed ?? 0) + s.crashed + s.timed_out + s.xpass;
   const out: string[] = [];
   const verdict =
     nBad === 0
       ? "✅ no problems"
       : `❌ ${nBad} problem${nBad === 1 ? "" : "s"} in ${bad.length} operator${bad.length === 1 ? "" : "s"}`;
-  out.push(`### opgen-backend conformance: \`${rep.meta.device}\`: ${verdict}`);
+  out.push(
+    `### opgen-backend conformance: \`${rep.meta.device}\`${rep.meta.compiled ? " (compiled, Inductor)" : ""}: ${verdict}`,
+  );
   out.push("");
   const modelRun = s.ops === 0 && (Boolean(rep.models?.length) || Boolean(rep.upstream)); // or an upstream run
   out.push(
     (modelRun
       ? ""
       : `**Core ATen conformance: ${coreLevel(s)}** · ${s.ops_passed}/${s.ops} operators pass everything · `) +
-      `${s.total} results: ${s.passed} passed, ${s.warned} warned, ${s.failed} failed, ${s.crashed} crashed, ` +
+      `${s.total} results: ${s.passed} passed, ${s.warned} warned, ${s.failed} failed, ` +
+      `${rep.meta.compiled ? `${s.compile_failed ?? 0} compile-failed, ` : ""}${s.crashed} crashed, ` +
       `${s.timed_out} timed out, ${s.skipped} skipped, ${s.xfail} xfail, ${s.xpass} xpass`,
   );
   const unc = uncoveredLine(rep);
@@ -230,6 +240,7 @@ const COLORS: Readonly<Record<Status, string>> = {
   pass: "#2da44e",
   warn: "#9be9a8",
   fail: "#cf222e",
+  "compile-failed": "#8250df",
   crash: "#6e0a1e",
   timeout: "#bc4c00",
   skip: "#d0d7de",
@@ -254,7 +265,7 @@ var sel=document.getElementById("status-filter");
 function apply(v){
   var rows=document.querySelectorAll("tr.op-row");
   for(var i=0;i<rows.length;i++){var r=rows[i];var st=" "+r.getAttribute("data-statuses")+" ";
-    var show=v==="all"||(v==="problems"?/ (fail|crash|timeout|xpass) /.test(st):st.indexOf(" "+v+" ")>=0);
+    var show=v==="all"||(v==="problems"?/ (fail|compile-failed|crash|timeout|xpass) /.test(st):st.indexOf(" "+v+" ")>=0);
     r.hidden=!show;}
   var groups=document.querySelectorAll("details.family, details.allpass");
   for(var j=0;j<groups.length;j++){var g=groups[j];
@@ -266,12 +277,12 @@ function apply(v){
   document.body.setAttribute("data-filter",v);
 }
 sel.addEventListener("change",function(){apply(sel.value);history.replaceState(null,"",sel.value==="all"?"#":"#status="+sel.value);});
-var m=/status=([a-z]+)/.exec(location.hash);
+var m=/status=([a-z-]+)/.exec(location.hash);
 if(m){for(var k=0;k<sel.options.length;k++)if(sel.options[k].value===m[1])sel.value=m[1];}
 apply(sel.value);
 })();`;
 
-const PROBLEM_STATUSES: readonly Status[] = ["fail", "crash", "timeout", "xpass"];
+const PROBLEM_STATUSES: readonly Status[] = ["fail", "compile-failed", "crash", "timeout", "xpass"];
 
 /**
  * Self-contained (inline CSS and one inline script, no external resources):
@@ -300,7 +311,7 @@ export function toHtml(rep: Report): string {
   const o: string[] = [];
   o.push("<!DOCTYPE html>");
   o.push('<html lang="en"><head><meta charset="utf-8">');
-  o.push(`<title>opgen-backend conformance: ${html(rep.meta.device)}</title>`);
+  o.push(`<title>opgen-backend conformance: ${html(rep.meta.device)}${rep.meta.compiled ? " (compiled)" : ""}</title>`);
   o.push("<style>");
   o.push(
     "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#1f2328}" +
@@ -315,7 +326,11 @@ export function toHtml(rep: Report): string {
       "ul.uncovered{columns:3;font-family:monospace;font-size:12px}",
   );
   o.push("</style></head><body>");
-  o.push(`<h1>Conformance of <code>${html(rep.meta.device)}</code> against eager CPU PyTorch</h1>`);
+  o.push(
+    rep.meta.compiled
+      ? `<h1 data-compiled="true">Conformance of <code>${html(rep.meta.device)}</code>, compiled with Inductor (<code>torch.compile</code>), against eager CPU PyTorch</h1>`
+      : `<h1>Conformance of <code>${html(rep.meta.device)}</code> against eager CPU PyTorch</h1>`,
+  );
   // a model run (--model) tests no operator of its own: no operator-level headline
   const modelRun = s.ops === 0 && (Boolean(rep.models?.length) || Boolean(rep.upstream)); // or an upstream run
   if (!modelRun) {
@@ -329,6 +344,7 @@ export function toHtml(rep: Report): string {
     ["passed", "passed"],
     ["warned", "warned"],
     ["failed", "failed"],
+    ...(rep.meta.compiled ? [["compile_failed", "compile-failed"] as [keyof Summary, string]] : []),
     ["crashed", "crashed"],
     ["timed_out", "timed out"],
     ["skipped", "skipped"],
@@ -494,20 +510,25 @@ export function toTerminal(rep: Report, st: Style, maxRows = 30): string {
       r.status === "fail" || r.status === "xpass"
         ? st.red(r.status.toUpperCase())
         : st.red(st.bold(r.status.toUpperCase()));
-    out.push(`${tag} ${r.op} ${r.dtype} ${r.check}: ${r.message} ${st.dim(`(seed ${r.seed} sample ${r.sample})`)}`);
+    out.push(
+      `${tag} ${r.op} ${r.dtype} ${r.check}${compiledTag(r)}: ${r.message} ${st.dim(`(seed ${r.seed} sample ${r.sample})`)}`,
+    );
   }
   if (bad.length > maxRows) out.push(st.dim(`… ${bad.length - maxRows} more problems in the reports`));
   const parts = [
     st.green(`${s.passed} passed`),
     s.warned ? st.yellow(`${s.warned} warned`) : "",
     s.failed ? st.red(`${s.failed} failed`) : "",
+    s.compile_failed ? st.red(`${s.compile_failed} compile-failed`) : "",
     s.crashed ? st.red(`${s.crashed} crashed`) : "",
     s.timed_out ? st.red(`${s.timed_out} timed out`) : "",
     s.skipped ? st.dim(`${s.skipped} skipped`) : "",
     s.xfail ? st.dim(`${s.xfail} xfail`) : "",
     s.xpass ? st.yellow(`${s.xpass} xpass`) : "",
   ].filter((p) => p.length > 0);
-  out.push(`${st.bold("conformance:")} ${s.total} results: ${parts.join(", ")}`);
+  out.push(
+    `${st.bold(rep.meta.compiled ? "conformance (compiled, Inductor):" : "conformance:")} ${s.total} results: ${parts.join(", ")}`,
+  );
   // a model run (--model) tests no operator of its own
   if (s.ops > 0 || (!rep.models?.length && !rep.upstream)) {
     out.push(`${s.ops_passed}/${s.ops} operators pass everything; ${st.bold(`core ATen conformance ${coreLevel(s)}`)}`);

@@ -25,7 +25,7 @@ export const MODEL_PREFIX = "model:";
 export const MODEL_DTYPE = "float32";
 
 /** python/opgen_conformance/models.py MODEL_CHECKS: the checks of one case, in report order. */
-export const MODEL_CHECKS = ["errors", "values", "gradients", "step", "fallback"] as const;
+export const MODEL_CHECKS = ["errors", "values", "gradients", "step", "fallback", "compile"] as const;
 
 export function isModel(op: string): boolean {
   return op.startsWith(MODEL_PREFIX);
@@ -109,6 +109,7 @@ const SEVERITY: Readonly<Record<Status, number>> = {
   warn: 2,
   fail: 3,
   xpass: 3,
+  "compile-failed": 3,
   timeout: 4,
   crash: 5,
 };

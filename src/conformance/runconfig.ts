@@ -11,7 +11,7 @@ import type { Tolerance } from "./expectations.js";
 import type { OpKind } from "./types.js";
 
 /** python/opgen_conformance/__init__.py PROTOCOL_VERSION (a test says they agree). */
-export const RUN_CONFIG_VERSION = 2;
+export const RUN_CONFIG_VERSION = 3;
 
 export interface RunConfigOp {
   readonly name: string;
@@ -55,6 +55,11 @@ export interface RunConfig {
   readonly worker_memory_bytes: number | null;
   /** Continue from the results file's earlier records. */
   readonly resume: boolean;
+  /**
+   * `test --compile`: every device call runs through `torch.compile(fn, backend="inductor")`
+   * (Note [Compiled mode] in python/opgen_conformance/compiled.py); results are marked compiled.
+   */
+  readonly compile: boolean;
   /** The results JSONL. */
   readonly results: string;
   /** OpInfo index and sample cache. */
@@ -80,6 +85,7 @@ export const RUN_CONFIG_DEFAULTS: Readonly<Pick<RunConfig, Defaulted>> = Object.
   workers: 1,
   worker_memory_bytes: null,
   resume: false,
+  compile: false,
   tolerances: [],
   models: [],
 });

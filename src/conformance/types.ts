@@ -32,6 +32,7 @@ export const CHECKS = [
   "view",
   "gradients",
   "fallback",
+  "compile",
 ] as const;
 export type Check = (typeof CHECKS)[number];
 
@@ -41,7 +42,17 @@ export const DTYPE_ORDER: readonly string[] = DTYPES;
 /** Claimed when neither the manifest nor --dtypes says otherwise. */
 export const DEFAULT_DTYPES: readonly string[] = DEFAULTS;
 
-export const STATUSES: readonly Status[] = ["pass", "warn", "fail", "crash", "timeout", "skip", "xfail", "xpass"];
+export const STATUSES: readonly Status[] = [
+  "pass",
+  "warn",
+  "fail",
+  "compile-failed",
+  "crash",
+  "timeout",
+  "skip",
+  "xfail",
+  "xpass",
+];
 
 export const OP_KINDS = ["functional", "inplace", "out", "mutable", "scratch"] as const;
 export type OpKind = (typeof OP_KINDS)[number];
@@ -99,6 +110,8 @@ export interface Result {
   readonly input: string;
   /** expectation that turned this into xfail/xpass */
   readonly expected?: { readonly reason: string; readonly issue?: string };
+  /** `test --compile`: the device side ran through torch.compile (Inductor); absent in eager runs */
+  readonly compiled?: true;
 }
 
 export interface Summary {
@@ -108,6 +121,8 @@ export interface Summary {
   readonly failed: number;
   readonly crashed: number;
   readonly timed_out: number;
+  /** `test --compile`: Inductor could not compile the call (Note [Compiled mode]) */
+  readonly compile_failed: number;
   readonly skipped: number;
   readonly xfail: number;
   readonly xpass: number;
@@ -123,6 +138,8 @@ export interface ReportMeta {
   readonly max_samples: number;
   readonly torch_version: string;
   readonly shards: readonly string[];
+  /** `test --compile`: every result is of compiled mode; absent in eager runs */
+  readonly compiled?: true;
 }
 
 /**

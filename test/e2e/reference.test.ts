@@ -94,6 +94,64 @@ describe("backends/ref, all kernels", () => {
     }
   }, 1_800_000);
 
+  it("test --compile runs the samples through torch.compile with Inductor, a compile failure its own status", async () => {
+    // Note [Compiled mode] (python/opgen_conformance/compiled.py). With no expectations,
+    // so that Inductor's own refusal shows as it is: torch 2.13's Inductor has no C++
+    // type for float8_e8m0fnu, so the runner's fill_ of such a tensor cannot compile
+    // (eager CPU fills it); the project's file lists it as a compiled-mode expectation.
+    const none = path.join(work, "no-expectations.yaml");
+    writeFileSync(none, "expectations: []\n");
+    const out = (f: string) => path.join(work, f);
+    const r = await cli(
+      [
+        "test",
+        project,
+        "--python",
+        python,
+        "--compile",
+        "--ops",
+        "add.Tensor,fill_.Scalar",
+        "--dtypes",
+        "float32",
+        "--max-samples",
+        "2",
+        "--workers",
+        "2",
+        "--cache-dir",
+        cacheDir,
+        "--expectations",
+        none,
+        "--results",
+        out("compiled.jsonl"),
+        "--json",
+        out("compiled.json"),
+        "--junit",
+        out("compiled.xml"),
+      ],
+      { PYTHONPATH: site },
+    );
+    expect(r.exitCode, String(r.all).slice(-3000)).toBe(1);
+    const rep = parseReport(readFileSync(out("compiled.json"), "utf8"), "compiled.json");
+    expect(rep.meta.compiled).toBe(true);
+    expect(rep.results.every((x) => x.compiled === true)).toBe(true);
+    const find = (op: string, check: string) => rep.results.find((x) => x.op === op && x.check === check);
+    // real compiled results: Inductor's kernels on the device, as eager CPU
+    for (const check of ["compile", "errors", "values", "dtype", "shape", "device", "gradients"]) {
+      expect(find("add.Tensor", check)?.status, check).toBe("pass");
+    }
+    expect(find("fill_.Scalar", "inplace")?.status).toBe("pass");
+    const failedCompile = find("fill_.Scalar", "compile");
+    expect(failedCompile?.status).toBe("compile-failed");
+    expect(failedCompile?.message).toBe("KeyError: torch.float8_e8m0fnu");
+    expect(failedCompile?.input).toMatch(/float8_e8m0fnu/);
+    expect(rep.summary.compile_failed).toBe(1);
+    expect(rep.summary.failed).toBe(0);
+    expect(String(r.all)).toMatch(/^COMPILE-FAILED fill_\.Scalar float32 compile \[compiled\]: KeyError/m);
+    expect(readFileSync(out("compiled.xml"), "utf8")).toMatch(
+      /name="float32\.compile \[compiled\]"><failure type="COMPILE-FAILED" message="KeyError: torch\.float8_e8m0fnu"/,
+    );
+  }, 300_000);
+
   it("random ops are reproducible under torch.manual_seed, fresh on each call, and well formed", async () => {
     // The runner compares no values of nondeterministic ops; these are their checks.
     const r = await py(

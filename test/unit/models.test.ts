@@ -177,6 +177,6 @@ describe("model cases", () => {
     } catch (e) {
       text = (e as UserError).diagnostics.map(formatDiagnostic).join("\n");
     }
-    expect(text).toMatch(/e\.yaml:3:\d+: .*unknown check 'stepp'; allowed: .*fallback, step/);
+    expect(text).toMatch(/e\.yaml:3:\d+: .*unknown check 'stepp'; allowed: .*fallback, compile, step/);
   });
 });

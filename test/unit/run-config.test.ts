@@ -54,7 +54,7 @@ describe("the run config contract", () => {
       { given: { ...full, grad_samples: undefined }, want: /cfg\.json: missing key\(s\) grad_samples/ },
     ],
     ["an unknown key", { given: { ...full, threads: 4 }, want: /cfg\.json: unknown key\(s\) threads; the keys are / }],
-    ["another version", { given: { ...full, version: 99 }, want: /version 99, this runner reads version 2/ }],
+    ["another version", { given: { ...full, version: 99 }, want: /version 99, this runner reads version 3/ }],
     [
       "an op with a missing key",
       { given: { ...full, ops: [{ name: "add.Tensor", kind: "functional" }] }, want: /ops\[0\] has keys/ },
