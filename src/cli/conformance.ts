@@ -34,6 +34,9 @@ function int(flag: string, min: number): (v: string) => number {
   };
 }
 
+/** `test --compile`'s default seconds per sample, its compiles included. */
+const COMPILE_TIMEOUT_S = 300;
+
 function collect(v: string, prev: string[] = []): string[] {
   return [...prev, v];
 }
@@ -49,6 +52,7 @@ async function upstreamAction(dir: string, f: TestFlags, timeoutGiven: boolean):
       ["--faults", f.faults],
       ["--sanitize", f.sanitize],
       ["--resume", f.resume],
+      ["--compile", f.compile],
     ] as const
   ).filter(([, v]) => v !== undefined && v !== false);
   if (other.length) {
@@ -108,6 +112,7 @@ interface TestFlags extends ReportFlags {
   cacheDir?: string;
   sanitize?: string | true;
   model?: string[];
+  compile?: boolean;
   upstream?: string[] | true;
   upstreamDir?: string;
   strict?: boolean;
@@ -159,6 +164,10 @@ export function registerConformanceCommands(program: Command): void {
       int("--distributed", 1),
     )
     .option("--dtypes <list>", "only these dtypes, e.g. float32,int64")
+    .option(
+      "--compile",
+      "compiled mode: each sample's device call (with --model: the model's forward and backward) through torch.compile(backend=\"inductor\") against the same eager CPU judges; Inductor failing to compile is its own status, compile-failed, and graph breaks warn; --timeout defaults to 300 s here",
+    )
     .option("--shard <i/n>", "run the i-th of n deterministic shards (merge them with `report merge`)")
     .option("-j, --workers <n>", "worker processes", int("--workers", 1))
     .option(
@@ -232,7 +241,8 @@ export function registerConformanceCommands(program: Command): void {
           f.workerMemory !== undefined
             ? parseMemorySize(f.workerMemory)
             : defaultWorkerMemory(machineMemory(), workers),
-        timeoutS: f.timeout,
+        // Note [Compiled mode]: a sample's first call compiles (Dynamo, Inductor, the C++ compiler)
+        timeoutS: f.compile && cmd.getOptionValueSource("timeout") === "default" ? COMPILE_TIMEOUT_S : f.timeout,
         seed: f.seed,
         maxSamples: f.maxSamples,
         resume: Boolean(f.resume),
@@ -249,10 +259,11 @@ export function registerConformanceCommands(program: Command): void {
         markdown: f.markdown,
         quiet: Boolean(f.quiet),
         ...(f.model ? { models: f.model } : {}),
+        ...(f.compile ? { compile: true } : {}),
       });
       // Custom operators against their references (issue 14): once per run, not per shard.
       let customFailed = 0;
-      if (!f.faults && !f.model && (!f.shard || f.shard.startsWith("1/")) && hasCustomOps(dir)) {
+      if (!f.faults && !f.model && !f.compile && (!f.shard || f.shard.startsWith("1/")) && hasCustomOps(dir)) {
         customFailed = await runCustomOps({
           projectDir: dir,
           python: f.python,
