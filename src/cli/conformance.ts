@@ -441,7 +441,7 @@ function registerBenchCommand(program: Command): void {
     .option("--core", "only the core-ATen overloads")
     .option(
       "--dtypes <list>",
-      "dtypes to time (default float32; an op claiming none of the default gets its first dtype)",
+      "dtypes to time (default: float32, or int64, else bool, for an op eager runs in no float32 input)",
     )
     .option(
       "-j, --workers <n>",
