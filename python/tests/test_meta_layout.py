@@ -27,13 +27,17 @@ def test_a_contiguous_result_where_the_meta_keeps_the_inputs_layout_is_named():
     assert meta_problems(aten.add.Tensor, (a, b), {}, cpu, cpu) == []
 
 
-def test_dtype_and_shape_differences_are_named_per_output():
-    x = torch.randn(2, 5)
-    values, indices = torch.max(x, 1)
+def test_strides_are_named_per_output_and_dtype_or_shape_left_to_their_checks():
+    a = torch.randn(4, 3).t()
+    values, indices = torch.max(a, 1)
+    wrong = torch.empty_strided((3,), (2,))
+    wrong.copy_(values)
+    assert meta_problems(aten.max.dim, (a, 1), {}, (wrong, indices), (values, indices)) == [
+        "output 0: strides [2] != meta [1]"
+    ]
     got = (values, indices.to(torch.int32))
-    assert meta_problems(aten.max.dim, (x, 1), {}, got, (values, indices)) == ["output 1: dtype int32 != meta int64"]
-    got = (values[:1], indices)
-    assert meta_problems(aten.max.dim, (x, 1), {}, got, (values, indices)) == ["output 0: shape [1] != meta [2]"]
+    assert meta_problems(aten.max.dim, (a, 1), {}, got, (values, indices)) == []
+    assert meta_problems(aten.max.dim, (a, 1), {}, (values[:1], indices), (values, indices)) == []
 
 
 def test_outputs_where_cpu_disagrees_with_the_meta_are_not_judged():
