@@ -145,8 +145,10 @@ def _unwrap(e: BaseException) -> BaseException:
     if _is_compile_failure(e):
         return CompileFailed(first_line(e), _innermost(e))
     if isinstance(e, TorchRuntimeError) and e.__context__ is not None:
-        # the op's own error on fake tensors (raise ... from None keeps it as the context)
-        return e.__context__
+        # the op's own error on fake tensors (raise ... from None keeps it as the context),
+        # unless that is Dynamo giving up on the call
+        ctx = e.__context__
+        return CompileFailed(first_line(ctx), _innermost(ctx)) if _is_compile_failure(ctx) else ctx
     return e
 
 
