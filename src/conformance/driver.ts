@@ -269,6 +269,7 @@ export function checkOutcome(report: Report): void {
     const s = report.summary;
     const parts = [
       s.failed ? `${s.failed} failed` : "",
+      s.compile_failed ? `${s.compile_failed} failed to compile` : "",
       s.crashed ? `${s.crashed} crashed` : "",
       s.timed_out ? `${s.timed_out} timed out` : "",
       s.xpass ? `${s.xpass} unexpectedly passed (update the expectations file)` : "",

@@ -147,6 +147,7 @@ describe("backends/ref, all kernels", () => {
     expect(rep.summary.compile_failed).toBe(1);
     expect(rep.summary.failed).toBe(0);
     expect(String(r.all)).toMatch(/^COMPILE-FAILED fill_\.Scalar float32 compile \[compiled\]: KeyError/m);
+    expect(String(r.all)).toMatch(/opgen-backend: conformance: 1 failed to compile$/m);
     expect(readFileSync(out("compiled.xml"), "utf8")).toMatch(
       /name="float32\.compile \[compiled\]"><failure type="COMPILE-FAILED" message="KeyError: torch\.float8_e8m0fnu"/,
     );
