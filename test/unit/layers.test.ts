@@ -4,7 +4,7 @@
  * floor to a higher one; and no module but src/write writes to the file
  * system (src/write/files.ts).
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -60,6 +60,95 @@ describe("layers", () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+});
+
+const ROOT = path.resolve(SRC, "..");
+
+/** A row of one of docs/ARCHITECTURE.md's tables, cells by the header's column names. */
+interface MapRow {
+  readonly line: number;
+  readonly cells: Readonly<Record<string, string>>;
+}
+
+const cellsOf = (line: string): string[] =>
+  line
+    .trim()
+    .replace(/^\||\|$/g, "")
+    .split("|")
+    .map((c) => c.trim());
+
+/** Every table row of a Markdown text whose header has an "entry point" column. */
+function mapRows(text: string): MapRow[] {
+  const rows: MapRow[] = [];
+  let header: string[] | null = null;
+  text.split("\n").forEach((line, i) => {
+    if (!line.trimStart().startsWith("|")) {
+      header = null;
+      return;
+    }
+    const cells = cellsOf(line);
+    if (header === null) {
+      header = cells;
+      return;
+    }
+    if (cells.every((c) => /^-+$/.test(c)) || !header.includes("entry point")) return;
+    rows.push({ line: i + 1, cells: Object.fromEntries(header.map((h, j) => [h, cells[j] ?? ""])) });
+  });
+  return rows;
+}
+
+const ticked = (cell: string): string[] => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+
+/** A declaration of `name` in `text`: exported, for a TypeScript file; present as a word, for any other. */
+function declares(file: string, text: string, name: string): boolean {
+  const n = name.replace(/[$]/g, "\\$");
+  return file.endsWith(".ts")
+    ? new RegExp(`export (?:async )?(?:function|class|const|interface|type) ${n}\\b`).test(text)
+    : new RegExp(`\\b${n}\\b`).test(text);
+}
+
+describe("the written map (docs/ARCHITECTURE.md)", () => {
+  const doc = "docs/ARCHITECTURE.md";
+  const rows = mapRows(readFileSync(path.join(ROOT, doc), "utf8"));
+  const first = (r: MapRow): string => ticked(Object.values(r.cells)[0]!)[0] ?? "";
+  const srcRows = rows.filter((r) => first(r).startsWith("src/"));
+
+  it("has a row for every room of FLOORS, on the room's floor", () => {
+    const rooms = new Map(srcRows.map((r) => [roomOf(first(r).slice("src/".length)), r]));
+    expect(FLOORS.flat().filter((room) => !rooms.has(room))).toEqual([]);
+    const wrong = [...rooms].filter(([room, r]) => r.cells.floor !== String(floorOf(room)));
+    expect(
+      wrong.map(([room, r]) => `${doc}:${r.line}: ${room} is on floor ${floorOf(room)}, not ${r.cells.floor}`),
+    ).toEqual([]);
+  });
+
+  it("names entry points and Notes that exist", () => {
+    expect(rows.length).toBeGreaterThan(FLOORS.flat().length);
+    const missing: string[] = [];
+    for (const r of rows) {
+      const [file, ...names] = ticked(r.cells["entry point"] ?? "");
+      if (file === undefined) {
+        missing.push(`${doc}:${r.line}: no entry point`);
+        continue;
+      }
+      const abs = path.join(ROOT, file);
+      if (!existsSync(abs)) {
+        missing.push(`${doc}:${r.line}: ${file} does not exist`);
+        continue;
+      }
+      const text = readFileSync(abs, "utf8");
+      if (names.length === 0) missing.push(`${doc}:${r.line}: ${file} names no function or class`);
+      for (const n of names) if (!declares(file, text, n)) missing.push(`${doc}:${r.line}: ${file} declares no ${n}`);
+      const note = r.cells["Note to read first"] ?? "";
+      if (note.startsWith("none")) continue;
+      const [name, where] = ticked(note);
+      const body =
+        where !== undefined && existsSync(path.join(ROOT, where)) ? readFileSync(path.join(ROOT, where), "utf8") : "";
+      if (!name?.startsWith("Note [") || !body.includes(`${name}:`))
+        missing.push(`${doc}:${r.line}: ${name} is not defined in ${where}`);
+    }
+    expect(missing).toEqual([]);
   });
 });
 
