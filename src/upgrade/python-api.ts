@@ -109,9 +109,12 @@ export const WATCHED: readonly WatchedDefinition[] = [
   // Calls._generate_kernel_call_helper: V.graph.get_current_device_or_throw()
   w(GRAPH, "GraphLowering.get_current_device_or_throw", "def", INDUCTOR),
   // Note [GPU-only fusion passes]: the config knobs a cpu-kind device turns off.
-  ...["loop_ordering_after_fusion", "loop_reindexing_after_fusion", "loop_index_inversion_in_fusion"].map((k) =>
-    w(CONFIG, k, "attribute", INDUCTOR),
-  ),
+  ...[
+    "loop_ordering_after_fusion",
+    "loop_reindexing_after_fusion",
+    "loop_index_inversion_in_fusion",
+    "cuda_backend",
+  ].map((k) => w(CONFIG, k, "attribute", INDUCTOR)),
   // _compile.py: _register() and Interface(DeviceInterface)
   w(DEVICE_INTERFACE, "register_interface_for_device", "def", COMPILE),
   w(DEVICE_INTERFACE, "DeviceInterface", "class", COMPILE),
