@@ -219,16 +219,17 @@ export function findDefinitions(files: readonly string[], config: BackendConfig)
     default:
       return assertNever(home, "kernel home");
   }
-  const aliases = typeAliases(files);
-  if (aliases.size === 0) return scan;
-  const expand = (t: string) => expandAliases(t, aliases);
+  const { everywhere, byFile } = typeAliases(files);
+  if (byFile.size === 0) return scan;
   return {
     ...scan,
-    definitions: scan.definitions.map((d) => ({
-      ...d,
-      params: d.params.map(expand),
-      returns: d.returns === null ? null : expand(d.returns),
-    })),
+    definitions: scan.definitions.map((d) => {
+      // the definition's own file first: two files may give one name two types
+      const own = byFile.get(d.loc.file);
+      const aliases = own === undefined ? everywhere : new Map([...everywhere, ...own]);
+      const expand = (t: string) => expandAliases(t, aliases);
+      return { ...d, params: d.params.map(expand), returns: d.returns === null ? null : expand(d.returns) };
+    }),
   };
 }
 
@@ -236,31 +237,46 @@ export function findDefinitions(files: readonly string[], config: BackendConfig)
  * Note [Type aliases in kernel sources]: a kernel may spell a type through an
  * alias of the vendor's (`using Tensors = std::tuple<at::Tensor, at::Tensor,
  * at::Tensor>;`, `typedef ... Name;`), which the compiler sees through and
- * the signature comparison must too. Aliases are collected from every
- * scanned file, whatever their scope (kernel sources rarely reuse a name for
- * two types); a name aliased to two different types is left unexpanded, as
- * are alias templates.
+ * the signature comparison must too. Aliases are collected at namespace
+ * scope from every scanned file. A definition sees its own file's aliases
+ * first, then those of the other files (a header's) whose name no two files
+ * give two types: kernel sources may reuse a name (Norm.cpp's `Tensors` is a
+ * tuple, the runtime's Distributed.cpp's a vector). A name one file aliases
+ * to two types is left unexpanded there, as are alias templates.
  */
-function typeAliases(files: readonly string[]): Map<string, string> {
+function typeAliases(files: readonly string[]): {
+  everywhere: Map<string, string>;
+  byFile: Map<string, Map<string, string>>;
+} {
   const found = new Map<string, string | null>();
-  const add = (name: string, type: string) => {
-    const t = normalizeParam(type);
-    const had = found.get(name);
-    found.set(name, had === undefined || had === t ? t : null);
+  const byFile = new Map<string, Map<string, string>>();
+  const add = (into: Map<string, string | null>, name: string, t: string) => {
+    const had = into.get(name);
+    into.set(name, had === undefined || had === t ? t : null);
+  };
+  const usable = (m: Map<string, string | null>) => {
+    const out = new Map<string, string>();
+    for (const [name, type] of m) if (type !== null && type !== name) out.set(name, type);
+    return out;
   };
   for (const file of files) {
     const text = blankDirectives(blankCommentsAndStrings(readFileSync(file, "utf8")));
     const atNamespaceScope = namespaceScopes(text);
+    const own = new Map<string, string | null>();
+    const both = (name: string, type: string) => {
+      const t = normalizeParam(type);
+      add(own, name, t);
+      add(found, name, t);
+    };
     for (const m of text.matchAll(/(?:^|[;{}])\s*using\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);/g)) {
-      if (atNamespaceScope(m.index + m[0].length - 1)) add(m[1]!, m[2]!);
+      if (atNamespaceScope(m.index + m[0].length - 1)) both(m[1]!, m[2]!);
     }
     for (const m of text.matchAll(/(?:^|[;{}])\s*typedef\s+([^;{}()]+?)\s+([A-Za-z_]\w*)\s*;/g)) {
-      if (atNamespaceScope(m.index + m[0].length - 1)) add(m[2]!, m[1]!);
+      if (atNamespaceScope(m.index + m[0].length - 1)) both(m[2]!, m[1]!);
     }
+    if (own.size > 0) byFile.set(file, usable(own));
   }
-  const aliases = new Map<string, string>();
-  for (const [name, type] of found) if (type !== null && type !== name) aliases.set(name, type);
-  return aliases;
+  return { everywhere: usable(found), byFile };
 }
 
 /**
