@@ -146,7 +146,10 @@ describe.skipIf(!hasNvcc)("init --device cuda, built where no GPU is", () => {
     });
     expect(r.exitCode, r.all).toBe(0);
     expect(r.all).toMatch(/no gpudev device on this machine/);
-    expect(r.all).not.toMatch(/passed|failed/);
+    expect(r.all).not.toMatch(/failed/);
+    // The two that need no device run: tests/test_inductor.py's lazy-import
+    // check and the cuda-kind device's refusal of Inductor, with its reason.
+    expect(r.all).toMatch(/\b2 passed/);
   }, 300_000);
 
   it("bench/gpu-check.sh lists its steps (--dry-run) and skips, saying why, without a GPU", async () => {
