@@ -12,7 +12,7 @@
  * - signature: the kernel's C++ declaration under the old schema (the
  *   manifest's, through the same kernelSignature) differs from the new plan's
  *   KernelDecl; the kernel definitions the signature-aware scanner
- *   (src/dest/kernels.ts) finds under the project's sources that do not match
+ *   (src/impl/kernels.ts) finds under the project's sources that do not match
  *   the new declaration are named with file:line. A schema change that leaves
  *   what a definition must match alone (`int[]` -> `SymInt[]` for an
  *   overload not in `symint:`, a renamed argument) is reported as a schema
