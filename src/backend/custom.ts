@@ -33,8 +33,16 @@
  * dispatcher, so with create_graph their own gradients come from the ops
  * they call (double backward works where those ops have gradients).
  */
-import { parseSchema, printSchema, printType, SchemaParseError, schemaKind, typeEquals } from "../model/schema.js";
-import type { Argument, FunctionSchema, NativeFunction, Type } from "../model/types.js";
+import {
+  callArguments,
+  parseSchema,
+  printSchema,
+  printType,
+  SchemaParseError,
+  schemaKind,
+  typeEquals,
+} from "../model/schema.js";
+import type { FunctionSchema, NativeFunction, Type } from "../model/types.js";
 import type { Diagnostic, SourceLoc } from "../util/errors.js";
 import { isAlias, isMap, isScalar, type YMap } from "../yaml/tree.js";
 import { cppIdentifierProblem, q } from "./names.js";
@@ -117,11 +125,6 @@ export function savableType(t: Type): boolean {
 /** Is `t` exactly `Tensor` (an argument that gets a gradient, a return that has one)? */
 export function isPlainTensor(t: Type): boolean {
   return t.kind === "base" && t.name === "Tensor";
-}
-
-/** The arguments in call order (positional, then keyword-only). */
-export function callArguments(s: FunctionSchema): readonly Argument[] {
-  return [...s.arguments.positional, ...s.arguments.kwargOnly];
 }
 
 /**

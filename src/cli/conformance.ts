@@ -13,7 +13,6 @@ import {
   diffToJson,
   diffToMarkdown,
   diffToTerminal,
-  isProblem,
   readReportForDiff,
 } from "../conformance/diff.js";
 import { runDistributed } from "../conformance/distributed.js";
@@ -24,6 +23,7 @@ import { parseSanitizers } from "../conformance/sanitize.js";
 import { defaultWorkerMemory, parseDtypes, parseMemorySize, parseOpGlobs, parseShard } from "../conformance/select.js";
 import { UserError } from "../util/errors.js";
 import { style } from "../util/term.js";
+import { isProblem } from "../vocab.js";
 import { writeText } from "../write/files.js";
 
 function int(flag: string, min: number): (v: string) => number {

@@ -15,6 +15,8 @@
  * counts as not fast. Without a conformance report it is not given, and the
  * speed-only fraction is shown for what it is.
  */
+
+import { isProblem } from "../vocab.js";
 import { FAMILIES, FAMILY_TITLES, type Family, familyOf } from "./families.js";
 import { GENERATOR, type Report } from "./types.js";
 
@@ -162,12 +164,11 @@ export function rowOf(r: BenchRawRow): BenchRow {
   };
 }
 
-/** Which ops pass a conformance report: listed with no fail, crash, timeout or xpass result. */
+/** Which ops pass a conformance report: listed with no problem result (PROBLEM_STATUSES). */
 export function conformantOps(rep: Report): Map<string, boolean> {
   const m = new Map<string, boolean>();
   for (const r of rep.results) {
-    const bad = r.status === "fail" || r.status === "crash" || r.status === "timeout" || r.status === "xpass";
-    m.set(r.op, (m.get(r.op) ?? true) && !bad);
+    m.set(r.op, (m.get(r.op) ?? true) && !isProblem(r.status));
   }
   return m;
 }

@@ -2,11 +2,11 @@
  * `opgen-backend report diff <old.json> <new.json>`: what changed between two
  * conformance reports, per (op, dtype, check) result.
  *
- * Note [Report diff]: a result is a *problem* when it is fail, crash, timeout
- * or xpass (what fails a run, aggregate.ts failed()). Between the two reports
+ * Note [Report diff]: a result is a *problem* when its status is one of
+ * PROBLEM_STATUSES (vocab.ts: what fails a run). Between the two reports
  * a key is
  *   - regressed: a problem in new that was not one in old (pass -> fail), or a
- *     worse problem (fail -> crash);
+ *     worse problem by STATUS_SEVERITY (fail -> crash);
  *   - fixed: a problem in old that is not one in new;
  *   - changed: any other status change (pass -> warn, fail -> xpass, ...);
  *   - new: only in new (a new op, dtype or check); a new problem gates too;
@@ -18,24 +18,13 @@
 import { readFileSync } from "node:fs";
 import { UserError } from "../util/errors.js";
 import type { Style } from "../util/term.js";
+import { isProblem, STATUS_SEVERITY } from "../vocab.js";
 import { compareResults } from "./aggregate.js";
 import { coreLevel } from "./formats.js";
 import type { Report, Result, Status, Summary } from "./types.js";
 
 /** Bad input to `report diff` (exit 2, not 1: 1 means "regressed"). */
 export class DiffInputError extends UserError {}
-
-const PROBLEM_RANK: Readonly<Partial<Record<Status, number>>> = {
-  xpass: 1,
-  fail: 2,
-  "compile-failed": 3,
-  timeout: 4,
-  crash: 5,
-};
-
-export function isProblem(s: Status): boolean {
-  return PROBLEM_RANK[s] !== undefined;
-}
 
 export interface DiffEntry {
   readonly op: string;
@@ -109,7 +98,7 @@ export function diffReports(
     }
     if (was.status === r.status) continue;
     const e = entry(r, was.status, r.status);
-    if (isProblem(r.status) && (!isProblem(was.status) || PROBLEM_RANK[r.status]! > PROBLEM_RANK[was.status]!)) {
+    if (isProblem(r.status) && (!isProblem(was.status) || STATUS_SEVERITY[r.status] > STATUS_SEVERITY[was.status])) {
       regressed.push(e);
     } else if (isProblem(was.status) && !isProblem(r.status)) fixed.push(e);
     else changed.push(e);

@@ -6,7 +6,7 @@
  */
 import { assertNever } from "../util/errors.js";
 import type { Style } from "../util/term.js";
-import { cmp, STATUS_SEVERITY } from "../vocab.js";
+import { cmp, isProblem, PROBLEM_STATUSES, STATUS_SEVERITY } from "../vocab.js";
 import { compareResults, dtypeRank, passingOps } from "./aggregate.js";
 import { FAMILIES, FAMILY_TITLES, type Family, familyOf } from "./families.js";
 import { isModel, modelsHtml, modelsMarkdown, modelsTerminal } from "./models.js";
@@ -58,8 +58,9 @@ export function toJunit(rep: Report): string {
     `<testsuites name="opgen-backend conformance (${xml(rep.meta.device)}${rep.meta.compiled ? ", compiled" : ""})" tests="${s.total}" failures="${failures}" errors="${errors}" skipped="${skipped}">`,
   );
   for (const [op, rs] of byOp) {
-    const f = rs.filter((r) => r.status === "fail" || r.status === "compile-failed" || r.status === "xpass").length;
+    // Problems split as JUnit does: an error is a sample that never finished.
     const e = rs.filter((r) => r.status === "crash" || r.status === "timeout").length;
+    const f = rs.filter((r) => isProblem(r.status)).length - e;
     const sk = rs.filter((r) => r.status === "skip" || r.status === "xfail").length;
     lines.push(`  <testsuite name="${xml(op)}" tests="${rs.length}" failures="${f}" errors="${e}" skipped="${sk}">`);
     for (const r of rs) {
@@ -101,6 +102,20 @@ export function toJunit(rep: Report): string {
   return `${lines.join("\n")}\n`;
 }
 
+/**
+ * A `test --distributed N` report (meta.distributed): its ops are the c10d
+ * collectives, none of them core ATen, so its headline counts collectives
+ * and names the backend and world size, not a core-ATen level of 0/0.
+ */
+function distributedTitle(rep: Report): string | undefined {
+  const d = rep.meta.distributed;
+  return d ? `distributed tier (c10d backend ${d.backend}, world size ${d.world})` : undefined;
+}
+
+function collectivesLine(s: Summary): string {
+  return `${s.ops_passed}/${s.ops} collectives pass every check, against Gloo on CPU tensors`;
+}
+
 export function coreLevel(s: Summary): string {
   const pct = s.core_total > 0 ? ((100 * s.core_passed) / s.core_total).toFixed(1) : "0.0";
   return `${s.core_passed}/${s.core_total} (${pct}%)`;
@@ -118,10 +133,8 @@ const ICON: Readonly<Record<Status, string>> = {
   xpass: "❗",
 };
 
-const PROBLEM: ReadonlySet<Status> = new Set(["fail", "compile-failed", "crash", "timeout", "xpass"]);
-
 export function problems(rep: Report): Result[] {
-  return rep.results.filter((r) => PROBLEM.has(r.status));
+  return rep.results.filter((r) => isProblem(r.status));
 }
 
 function mdCell(s: string, max = 120): string {
@@ -185,15 +198,20 @@ export function toMarkdown(rep: Report, maxRows = 20): string {
     nBad === 0
       ? "✅ no problems"
       : `❌ ${nBad} problem${nBad === 1 ? "" : "s"} in ${bad.length} operator${bad.length === 1 ? "" : "s"}`;
+  const dist = distributedTitle(rep);
   out.push(
-    `### opgen-backend conformance: \`${rep.meta.device}\`${rep.meta.compiled ? " (compiled, Inductor)" : ""}: ${verdict}`,
+    dist
+      ? `### opgen-backend ${dist}: \`${rep.meta.device}\`: ${verdict}`
+      : `### opgen-backend conformance: \`${rep.meta.device}\`${rep.meta.compiled ? " (compiled, Inductor)" : ""}: ${verdict}`,
   );
   out.push("");
   const modelRun = s.ops === 0 && (Boolean(rep.models?.length) || Boolean(rep.upstream)); // or an upstream run
   out.push(
-    (modelRun
-      ? ""
-      : `**Core ATen conformance: ${coreLevel(s)}** · ${s.ops_passed}/${s.ops} operators pass everything · `) +
+    (dist
+      ? `**${collectivesLine(s)}** · `
+      : modelRun
+        ? ""
+        : `**Core ATen conformance: ${coreLevel(s)}** · ${s.ops_passed}/${s.ops} operators pass everything · `) +
       `${s.total} results: ${s.passed} passed, ${s.warned} warned, ${s.failed} failed, ` +
       `${rep.meta.compiled ? `${s.compile_failed ?? 0} compile-failed, ` : ""}${s.crashed} crashed, ` +
       `${s.timed_out} timed out, ${s.skipped} skipped, ${s.xfail} xfail, ${s.xpass} xpass`,
@@ -201,7 +219,9 @@ export function toMarkdown(rep: Report, maxRows = 20): string {
   const unc = uncoveredLine(rep);
   out.push("");
   out.push(
-    `${unc ? `${unc}. ` : ""}Seed ${rep.meta.seed}, up to ${rep.meta.max_samples} samples per op and dtype${rep.meta.shards.length ? `, shards ${rep.meta.shards.join(" ")}` : ""}.`,
+    dist
+      ? `Ranks are processes on one machine over Gloo on 127.0.0.1; each collective and dtype against Gloo on the same CPU tensors.`
+      : `${unc ? `${unc}. ` : ""}Seed ${rep.meta.seed}, up to ${rep.meta.max_samples} samples per op and dtype${rep.meta.shards.length ? `, shards ${rep.meta.shards.join(" ")}` : ""}.`,
   );
   out.push(...modelsMarkdown(rep.models ?? []));
   out.push(...upstreamMarkdown(rep.upstream));
@@ -265,7 +285,7 @@ var sel=document.getElementById("status-filter");
 function apply(v){
   var rows=document.querySelectorAll("tr.op-row");
   for(var i=0;i<rows.length;i++){var r=rows[i];var st=" "+r.getAttribute("data-statuses")+" ";
-    var show=v==="all"||(v==="problems"?/ (fail|compile-failed|crash|timeout|xpass) /.test(st):st.indexOf(" "+v+" ")>=0);
+    var show=v==="all"||(v==="problems"?/ (${PROBLEM_STATUSES.join("|")}) /.test(st):st.indexOf(" "+v+" ")>=0);
     r.hidden=!show;}
   var groups=document.querySelectorAll("details.family, details.allpass");
   for(var j=0;j<groups.length;j++){var g=groups[j];
@@ -281,8 +301,6 @@ var m=/status=([a-z-]+)/.exec(location.hash);
 if(m){for(var k=0;k<sel.options.length;k++)if(sel.options[k].value===m[1])sel.value=m[1];}
 apply(sel.value);
 })();`;
-
-const PROBLEM_STATUSES: readonly Status[] = ["fail", "compile-failed", "crash", "timeout", "xpass"];
 
 /**
  * Self-contained (inline CSS and one inline script, no external resources):
@@ -326,14 +344,19 @@ export function toHtml(rep: Report): string {
       "ul.uncovered{columns:3;font-family:monospace;font-size:12px}",
   );
   o.push("</style></head><body>");
+  const dist = distributedTitle(rep);
   o.push(
-    rep.meta.compiled
+    dist
+      ? `<h1 data-distributed="${rep.meta.distributed?.world}">The ${html(dist)} of <code>${html(rep.meta.device)}</code></h1>`
+      : rep.meta.compiled
       ? `<h1 data-compiled="true">Conformance of <code>${html(rep.meta.device)}</code>, compiled with Inductor (<code>torch.compile</code>), against eager CPU PyTorch</h1>`
       : `<h1>Conformance of <code>${html(rep.meta.device)}</code> against eager CPU PyTorch</h1>`,
   );
   // a model run (--model) tests no operator of its own: no operator-level headline
   const modelRun = s.ops === 0 && (Boolean(rep.models?.length) || Boolean(rep.upstream)); // or an upstream run
-  if (!modelRun) {
+  if (dist) {
+    o.push(`<p id="collectives-level"><strong>${html(collectivesLine(s))}</strong></p>`);
+  } else if (!modelRun) {
     o.push(
       `<p id="core-level" data-core-passed="${s.core_passed}" data-core-total="${s.core_total}"><strong>Core ATen conformance: ${html(coreLevel(s))}</strong></p>`,
     );
@@ -357,7 +380,7 @@ export function toHtml(rep: Report): string {
   o.push("</tr></table>");
   const unc = uncoveredLine(rep);
   o.push(
-    `<p>${modelRun ? "" : `${s.ops_passed}/${s.ops} operators pass everything. `}${unc ? `<a href="#uncovered">${html(unc)}</a>. ` : ""}` +
+    `<p>${modelRun || dist ? "" : `${s.ops_passed}/${s.ops} operators pass everything. `}${unc ? `<a href="#uncovered">${html(unc)}</a>. ` : ""}` +
       `Seed ${rep.meta.seed}; up to ${rep.meta.max_samples} samples per op and dtype; torch ${html(rep.meta.torch_version)}` +
       `${rep.meta.shards.length ? `; shards ${html(rep.meta.shards.join(" "))}` : ""}.</p>`,
   );
@@ -414,7 +437,7 @@ export function toHtml(rep: Report): string {
     if (!members) continue;
     const clean = members.filter((op) => passing.has(op));
     const rest = members.filter((op) => !passing.has(op));
-    const bad = rest.filter((op) => (byOp.get(op) ?? []).some((r) => PROBLEM_STATUSES.includes(r.status)));
+    const bad = rest.filter((op) => (byOp.get(op) ?? []).some((r) => isProblem(r.status)));
     const badges = [
       `<span class="badge" style="background:${COLORS.pass}">${clean.length}/${members.length} pass</span>`,
       bad.length ? `<span class="badge" style="background:${COLORS.fail}">${bad.length} with problems</span>` : "",
@@ -526,11 +549,14 @@ export function toTerminal(rep: Report, st: Style, maxRows = 30): string {
     s.xfail ? st.dim(`${s.xfail} xfail`) : "",
     s.xpass ? st.yellow(`${s.xpass} xpass`) : "",
   ].filter((p) => p.length > 0);
+  const dist = distributedTitle(rep);
   out.push(
-    `${st.bold(rep.meta.compiled ? "conformance (compiled, Inductor):" : "conformance:")} ${s.total} results: ${parts.join(", ")}`,
+    `${st.bold(dist ? `${dist}:` : rep.meta.compiled ? "conformance (compiled, Inductor):" : "conformance:")} ${s.total} results: ${parts.join(", ")}`,
   );
-  // a model run (--model) tests no operator of its own
-  if (s.ops > 0 || (!rep.models?.length && !rep.upstream)) {
+  if (dist) {
+    out.push(collectivesLine(s));
+  } else if (s.ops > 0 || (!rep.models?.length && !rep.upstream)) {
+    // (a model run, --model, tests no operator of its own)
     out.push(`${s.ops_passed}/${s.ops} operators pass everything; ${st.bold(`core ATen conformance ${coreLevel(s)}`)}`);
   }
   out.push(...modelsTerminal(rep.models ?? []));

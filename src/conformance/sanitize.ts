@@ -26,7 +26,7 @@
  * - suppressions: python/opgen_conformance/suppressions/*.supp, each entry
  *   with the reason it is not the backend's bug.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { UserError } from "../util/errors.js";
 
@@ -44,21 +44,34 @@ export interface SanitizedBuild {
   readonly site: string;
 }
 
-/** "address,undefined" -> ["address", "undefined"]; each must be one of SANITIZERS. */
-export function parseSanitizers(list: string): string[] {
-  const names = [...new Set(list.split(/[,\s]+/).filter(Boolean))].sort();
-  if (names.length === 0) throw new UserError(`--sanitize needs sanitizers, e.g. ${SANITIZERS.join(",")}`);
+/** Each name must be one of SANITIZERS; the one check `build` and `test` make (setup.py repeats it for a bare `pip install`). */
+export function checkSanitizers(names: readonly string[]): void {
   for (const n of names) {
     if (!(SANITIZERS as readonly string[]).includes(n)) {
       throw new UserError(`--sanitize ${n}: not a sanitizer opgen-backend builds with; use ${SANITIZERS.join(",")}`);
     }
   }
+}
+
+/** "address,undefined" -> ["address", "undefined"]; each must be one of SANITIZERS. */
+export function parseSanitizers(list: string): string[] {
+  const names = [...new Set(list.split(/[,\s]+/).filter(Boolean))].sort();
+  if (names.length === 0) throw new UserError(`--sanitize needs sanitizers, e.g. ${SANITIZERS.join(",")}`);
+  checkSanitizers(names);
   return names;
 }
 
-/** build/<variant> and .opgen/<variant>: "sanitize-address-undefined". */
-export function sanitizeVariant(sanitizers: readonly string[]): string {
-  return `sanitize-${[...new Set(sanitizers)].sort().join("-")}`;
+/**
+ * A build variant's name (Note [Build variants] in the scaffold's setup.py,
+ * whose build_variant() is the same rule in Python, kept equal by
+ * test/unit/ship.test.ts): "" for release, else "debug", "sanitize-<names>"
+ * (sorted, deduplicated) or "debug-sanitize-<names>". The variant compiles in
+ * build/<variant>, installs into .opgen/<variant>/site and, when sanitized,
+ * records itself in .opgen/<variant>/build.json.
+ */
+export function variantName(opts: { readonly debug?: boolean; readonly sanitize?: readonly string[] }): string {
+  const san = [...new Set(opts.sanitize ?? [])].sort();
+  return [...(opts.debug ? ["debug"] : []), ...(san.length ? [`sanitize-${san.join("-")}`] : [])].join("-");
 }
 
 export function sanitizedBuildFile(root: string, variant: string): string {
@@ -105,14 +118,21 @@ export function sanitizerEnv(
   };
 }
 
-/** The build `test --sanitize <names>` runs: the one `build --sanitize <names>` recorded. */
-export function loadSanitizedBuild(root: string, sanitizers: readonly string[]): SanitizedBuild {
-  const variant = sanitizeVariant(sanitizers);
-  const file = sanitizedBuildFile(root, variant);
-  if (!existsSync(file)) {
+/**
+ * The build `test --sanitize <names>` runs: the one `build --sanitize <names>`
+ * recorded, with or without --debug; where both were built, the newer.
+ */
+export function loadSanitizedBuild(root: string, sanitizers: readonly string[]): SanitizedBuild & { variant: string } {
+  const found = [false, true]
+    .map((debug) => variantName({ debug, sanitize: sanitizers }))
+    .map((variant) => ({ variant, file: sanitizedBuildFile(root, variant) }))
+    .filter((c) => existsSync(c.file))
+    .sort((a, b) => statSync(b.file).mtimeMs - statSync(a.file).mtimeMs);
+  if (found.length === 0) {
     throw new UserError(
-      `no ${variant} build of ${root}; run \`opgen-backend build ${root} --sanitize ${[...new Set(sanitizers)].sort().join(",")}\` first`,
+      `no ${variantName({ sanitize: sanitizers })} build of ${root}; run \`opgen-backend build ${root} --sanitize ${[...new Set(sanitizers)].sort().join(",")}\` first`,
     );
   }
-  return JSON.parse(readFileSync(file, "utf8")) as SanitizedBuild;
+  const { variant, file } = found[0]!;
+  return { ...(JSON.parse(readFileSync(file, "utf8")) as SanitizedBuild), variant };
 }

@@ -36,13 +36,12 @@ import { DispatcherSignature } from "../api/dispatcher.js";
 import {
   type BackwardFormula,
   type CustomOp,
-  callArguments,
   formulaNames,
   functionProblem,
   isPlainTensor,
 } from "../backend/custom.js";
 import type { BackendConfig } from "../backend/types.js";
-import { printType } from "../model/schema.js";
+import { callArguments, printType } from "../model/schema.js";
 import type { Argument, FunctionSchema } from "../model/types.js";
 import type { Plan } from "./plan.js";
 

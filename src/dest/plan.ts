@@ -30,6 +30,7 @@
 import { cppFlags, DispatcherSignature, dispatcherName, kernelSignature } from "../api/dispatcher.js";
 import type { BackendConfig, KernelHome, OpEntry } from "../backend/types.js";
 import { coreNames, groupFunctions, hasSymInt, isTensorLike, schemaKind } from "../model/catalog.js";
+import { callArguments } from "../model/schema.js";
 import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog, SchemaKind } from "../model/types.js";
 import { assertNever } from "../util/errors.js";
 import { cmp } from "../vocab.js";
@@ -318,8 +319,7 @@ const EQUAL_OUT_DTYPE: ReadonlyMap<string, OutDtype> = new Map<string, OutDtype>
 ]);
 
 export function derivedChecks(f: NativeFunction): DerivedChecks {
-  const a = f.func.arguments;
-  const indexList = [...a.positional, ...a.kwargOnly].some(
+  const indexList = callArguments(f.func).some(
     (x) => x.type.kind === "list" && x.type.elem.kind === "optional" && isTensorLike(x.type.elem),
   );
   switch (schemaKind(f.func)) {
@@ -360,7 +360,7 @@ export function fromOutProblem(f: NativeFunction, out: KernelDecl): string | nul
   const tensorish = (t: NativeFunction["func"]["returns"][number]["type"]) =>
     isTensor(t) || (t.kind === "list" && isTensor(t.elem));
   if (!f.func.returns.every((r) => tensorish(r.type) && r.annotation === null)) return "a return is not a fresh Tensor";
-  const args = [...f.func.arguments.positional, ...f.func.arguments.kwargOnly];
+  const args = callArguments(f.func);
   if (!args.some((a) => a.name === "device" || isTensorLike(a.type)))
     return "no argument says which device the result is on";
   return null;

@@ -9,7 +9,8 @@
  * with (`REFERENCES`, `SAMPLES`). Written only when there are custom operators; the
  * package imports it when it is there.
  */
-import { backwardProblem, type CustomOp, callArguments, isPlainTensor } from "../backend/custom.js";
+import { backwardProblem, type CustomOp, isPlainTensor } from "../backend/custom.js";
+import { callArguments } from "../model/schema.js";
 import type { Argument, Type } from "../model/types.js";
 import type { Plan } from "./plan.js";
 

@@ -5,10 +5,10 @@
  */
 import { printCType } from "../api/ctype.js";
 import { DispatcherSignature } from "../api/dispatcher.js";
-import { callArguments, isPlainTensor } from "../backend/custom.js";
+import { isPlainTensor } from "../backend/custom.js";
 import type { BackendConfig } from "../backend/types.js";
 import { printSchema, unambiguousName } from "../model/catalog.js";
-import { parseSchema, printArgument, printBaseOperatorName } from "../model/schema.js";
+import { callArguments, parseSchema, printArgument, printBaseOperatorName } from "../model/schema.js";
 import { assertNever } from "../util/errors.js";
 import { cmp } from "../vocab.js";
 import type { OutputFile } from "../write/files.js";

@@ -606,9 +606,9 @@ export function postSelfPositional(a: Arguments): readonly Argument[] {
   return i < 0 ? a.positional : a.positional.slice(i + 1);
 }
 
-/** torchgen flat_non_out. */
-function flatNonOut(a: Arguments): readonly Argument[] {
-  return [...a.positional, ...a.kwargOnly];
+/** The arguments in call order, positional then keyword-only, out= left out (torchgen flat_non_out). */
+export function callArguments(s: FunctionSchema): readonly Argument[] {
+  return [...s.arguments.positional, ...s.arguments.kwargOnly];
 }
 
 export interface TensorOptionsArguments {
@@ -649,7 +649,7 @@ export function tensorOptions(a: Arguments): TensorOptionsArguments | null {
 }
 
 export function hasSymInt(s: FunctionSchema): boolean {
-  return flatNonOut(s.arguments).some((a) => isSymIntLike(a.type));
+  return callArguments(s).some((a) => isSymIntLike(a.type));
 }
 
 /**

@@ -24,7 +24,7 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
-import { SANITIZERS } from "../conformance/sanitize.js";
+import { checkSanitizers, variantName } from "../conformance/sanitize.js";
 import { runGen } from "../pipeline/gen.js";
 import { discoverTorch } from "../torch/discover.js";
 import { formatDiagnostic, UserError } from "../util/errors.js";
@@ -69,23 +69,13 @@ export interface BuildResult {
   readonly site?: string;
 }
 
-/** The variant's name, as setup.py names its build directory (Note [Build variants]); "" for release. */
-export function variantName(opts: Pick<BuildOptions, "debug" | "sanitize">): string {
-  const san = [...new Set(opts.sanitize ?? [])].sort();
-  return [...(opts.debug ? ["debug"] : []), ...(san.length ? [`sanitize-${san.join("-")}`] : [])].join("-");
-}
-
 const GENERATED = path.join("csrc", "generated");
 
 export async function build(dir: string, opts: BuildOptions = {}): Promise<BuildResult> {
   const t0 = Date.now();
   const log = opts.log ?? ((s: string) => process.stdout.write(`${s}\n`));
   const root = path.resolve(dir);
-  for (const s of opts.sanitize ?? []) {
-    if (!(SANITIZERS as readonly string[]).includes(s)) {
-      throw new UserError(`--sanitize ${s}: not a sanitizer opgen-backend builds with; use ${SANITIZERS.join(",")}`);
-    }
-  }
+  checkSanitizers(opts.sanitize ?? []);
   if (opts.wheel !== undefined && (opts.debug || opts.sanitize?.length || opts.target)) {
     throw new UserError(
       "--wheel builds the release variant and installs nothing; leave out --debug, --sanitize and --target",
@@ -191,6 +181,7 @@ export async function build(dir: string, opts: BuildOptions = {}): Promise<Build
     // recordSanitizedBuild checks the import with it, as `test --sanitize` will run.
     await recordSanitizedBuild(
       root,
+      variant,
       [...opts.sanitize].sort(),
       path.resolve(target!),
       env,

@@ -214,16 +214,17 @@ export function referenceRoot(): string {
   return path.join(path.dirname(scaffoldsRoot()), "backends", "ref");
 }
 
+/** An op-list file of backends/ref (starter-ops.txt, cuda-ops.txt): one operator a line, `#` comments. */
+function readOpList(file: string): string[] {
+  return readFileSync(path.join(referenceRoot(), file), "utf8")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0 && !l.startsWith("#"));
+}
+
 /** The operators of a kernel set, read from backends/ref (backend.yaml, starter-ops.txt). */
 export function referenceOps(set: KernelSet): string[] {
-  const root = referenceRoot();
-  if (set === "starter") {
-    return readFileSync(path.join(root, "starter-ops.txt"), "utf8")
-      .split("\n")
-      .map((l) => l.trim())
-      .filter((l) => l.length > 0 && !l.startsWith("#"));
-  }
-  return referenceYaml().supported;
+  return set === "starter" ? readOpList("starter-ops.txt") : referenceYaml().supported;
 }
 
 /**
@@ -263,12 +264,7 @@ export function kernelSetOps(set: KernelSet, kind: DeviceKind): string[] {
   // A kind without the autograd: and custom: sections (ScaffoldVars
   // autograd_sections) lists the aten operators of `autograd:` as supported.
   const ops = set === "all" ? [...referenceOps(set), ...referenceYaml().autograd] : referenceOps(set);
-  const covered = new Set(
-    readFileSync(path.join(referenceRoot(), file), "utf8")
-      .split("\n")
-      .map((l) => l.trim())
-      .filter((l) => l.length > 0 && !l.startsWith("#")),
-  );
+  const covered = new Set(readOpList(file));
   return ops.filter((op) => covered.has(op));
 }
 

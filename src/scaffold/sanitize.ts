@@ -7,20 +7,11 @@
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { execa } from "execa";
-import {
-  SANITIZERS,
-  type SanitizedBuild,
-  sanitizedBuildFile,
-  sanitizerEnv,
-  sanitizeVariant,
-} from "../conformance/sanitize.js";
+import { PYTHON_DIR } from "../conformance/runner.js";
+import { SANITIZERS, type SanitizedBuild, sanitizedBuildFile, sanitizerEnv } from "../conformance/sanitize.js";
 import { UserError } from "../util/errors.js";
 import { freshDir, writeText } from "../write/files.js";
-
-/** python/ next to src/ and dist/. */
-const PYTHON_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "python");
 
 /** The shared runtime library of each sanitizer (GCC's names) and the Debian package that has it. */
 const RUNTIME: Record<string, { lib: string; pkg: string }> = {
@@ -47,10 +38,12 @@ export async function sanitizerRuntimes(sanitizers: readonly string[], env: Reco
  * After `build --sanitize`: checks that the package imports and runs an
  * operator with the runtimes preloaded, where a report at import (a static
  * initializer's bug, or a suppression torch needs) shows at once instead of
- * as every worker failing to start; then records the build (build.json).
+ * as every worker failing to start; then records the build in
+ * .opgen/<variant>/build.json (variantName: a debug build records its own).
  */
 export async function recordSanitizedBuild(
   root: string,
+  variant: string,
   sanitizers: readonly string[],
   site: string,
   env: Record<string, string>,
@@ -58,7 +51,6 @@ export async function recordSanitizedBuild(
   device: string,
   python: string,
 ): Promise<SanitizedBuild> {
-  const variant = sanitizeVariant(sanitizers);
   const b: SanitizedBuild = { sanitizers, preload: await sanitizerRuntimes(sanitizers, env), site };
   const logDir = path.join(root, ".opgen", variant, "import-check");
   freshDir(logDir);

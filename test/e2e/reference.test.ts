@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseReport } from "../../src/conformance/aggregate.js";
 import type { BenchDiff, BenchReport } from "../../src/conformance/bench-report.js";
 import type { Report } from "../../src/conformance/types.js";
+import { isProblem } from "../../src/vocab.js";
 import { dumpDom } from "../helpers/chromium.js";
 
 const ROOT = path.resolve(__dirname, "..", "..");
@@ -55,7 +56,7 @@ describe("backends/ref, all kernels", () => {
     );
     const rep = parseReport(readFileSync(json, "utf8"), "ref.json");
     const bad = rep.results
-      .filter((x) => ["fail", "crash", "timeout", "xpass"].includes(x.status))
+      .filter((x) => isProblem(x.status))
       .map((x) => `${x.op} ${x.dtype} ${x.check}: ${x.status} ${x.message ?? ""}`.slice(0, 300));
     expect(bad, String(r.all).slice(-3000)).toEqual([]);
     expect(r.exitCode).toBe(0);
@@ -597,7 +598,7 @@ describe("backends/ref, no view op through the CPU fallback (issue 24 item 2)", 
 
   it("every view op runs on the device's own kernel and writes through to its base", async () => {
     const { r, rep } = await run("native", viewOps, site);
-    const bad = rep.results.filter((x) => ["fail", "crash", "timeout"].includes(x.status));
+    const bad = rep.results.filter((x) => isProblem(x.status));
     expect(bad.map((x) => `${x.op} ${x.dtype} ${x.check}: ${x.message}`)).toEqual([]);
     expect(r.exitCode, String(r.all).slice(-3000)).toBe(0);
     for (const op of viewOps.split(",")) {

@@ -8,10 +8,13 @@ import {
   parseJsonl,
   passingOps,
 } from "../../src/conformance/aggregate.js";
+import { conformantOps } from "../../src/conformance/bench-report.js";
+import { diffReports } from "../../src/conformance/diff.js";
 import { applyExpectations, globMatch, parseExpectations } from "../../src/conformance/expectations.js";
-import { toHtml, toJunit, toMarkdown, toTerminal } from "../../src/conformance/formats.js";
-import type { OpUnderTest, RawRecord, Report, Result } from "../../src/conformance/types.js";
+import { problems, toHtml, toJunit, toMarkdown, toTerminal } from "../../src/conformance/formats.js";
+import { type OpUnderTest, type RawRecord, type Report, type Result, STATUSES } from "../../src/conformance/types.js";
 import { UserError } from "../../src/util/errors.js";
+import { isProblem, PROBLEM_STATUSES } from "../../src/vocab.js";
 
 const plain = {
   red: (s: string) => s,
@@ -266,6 +269,35 @@ describe("reports agree", () => {
   it("is deterministic", () => {
     expect(toHtml(report())).toBe(toHtml(report()));
     expect(toJunit(report())).toBe(toJunit(report()));
+  });
+});
+
+describe("what a problem is, one rule (vocab.ts PROBLEM_STATUSES)", () => {
+  // A report whose only result has the given status: every consumer must agree with isProblem.
+  const one = (status: Result["status"]): Report => {
+    const base = report([header, sample("relu", "float32", 0, { values: ["pass", ""] }), task("relu", "float32", 1)]);
+    const r = { ...base.results.find((x) => x.op === "relu")!, status, message: status };
+    return { ...base, results: [r], summary: { ...base.summary } };
+  };
+
+  it("is exactly the statuses at least as bad as xpass, least severe first", () => {
+    expect(PROBLEM_STATUSES).toEqual(["xpass", "fail", "compile-failed", "timeout", "crash"]);
+  });
+
+  it.each(
+    STATUSES,
+  )("%s: exit code, terminal, JUnit, HTML filter, report diff and bench's conformant ops agree", (st) => {
+    const rep = one(st);
+    const withCounts = makeReport(rep.meta, ops, rep.results, 193);
+    expect(failed(withCounts.summary)).toBe(isProblem(st));
+    expect(problems(rep).length === 1).toBe(isProblem(st));
+    expect(/<(failure|error) /.test(toJunit(withCounts))).toBe(isProblem(st));
+    expect(toHtml(rep)).toContain(`/ (${PROBLEM_STATUSES.join("|")}) /`);
+    expect(conformantOps(rep).get("relu")).toBe(!isProblem(st));
+    const pass = one("pass");
+    expect(
+      diffReports({ file: "old.json", report: pass }, { file: "new.json", report: rep }).regressed.length === 1,
+    ).toBe(isProblem(st));
   });
 });
 

@@ -2,17 +2,25 @@
  * Build variants, sanitizer settings and the wheel's preconditions, without
  * compiling a project (test/e2e/ship.test.ts builds and runs them).
  */
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
-import { parseSanitizers, sanitizerEnv, suppressionsDir } from "../../src/conformance/sanitize.js";
-import { variantName } from "../../src/scaffold/build.js";
+import {
+  loadSanitizedBuild,
+  parseSanitizers,
+  sanitizedBuildFile,
+  sanitizerEnv,
+  suppressionsDir,
+  variantName,
+} from "../../src/conformance/sanitize.js";
+import { renderScaffold, scaffoldVars } from "../../src/scaffold/init.js";
 import { sanitizerRuntimes } from "../../src/scaffold/sanitize.js";
 import { checkAuditwheel, sourceDateEpoch } from "../../src/scaffold/wheel.js";
 
 const PYTHON_DIR = path.resolve(__dirname, "..", "..", "python");
+const python = "python3";
 
 describe("build variants", () => {
   it.each([
@@ -22,6 +30,53 @@ describe("build variants", () => {
     ["both", { debug: true, sanitize: ["address"] }, "debug-sanitize-address"],
   ])("%s", (_name, given, want) => {
     expect(variantName(given)).toBe(want);
+  });
+
+  it("setup.py's build_variant() names each variant as variantName does (one rule in two languages)", async () => {
+    const setup = String(renderScaffold("cpu", scaffoldVars("mychip", "cpu", "2.13.0")).get("setup.py"));
+    const fn = /^SANITIZERS = .*?\n\n\ndef build_variant\(\):\n(?: {4}.*\n|\n)*/m.exec(setup)?.[0];
+    expect(fn, "setup.py defines SANITIZERS and build_variant()").toBeDefined();
+    const cases: [Record<string, string>, { debug?: boolean; sanitize?: string[] }][] = [
+      [{}, {}],
+      [{ MYCHIP_DEBUG: "1" }, { debug: true }],
+      [{ MYCHIP_SANITIZE: "undefined, address,address" }, { sanitize: ["undefined", "address"] }],
+      [
+        { MYCHIP_DEBUG: "1", MYCHIP_SANITIZE: "address" },
+        { debug: true, sanitize: ["address"] },
+      ],
+    ];
+    for (const [env, opts] of cases) {
+      const r = await execa(
+        python,
+        ["-c", `import os, re, sys\nPACKAGE = "torch_mychip"\n${fn}\nprint(build_variant()[2])`],
+        {
+          env: { ...env, MYCHIP_DEBUG: env.MYCHIP_DEBUG ?? "", MYCHIP_SANITIZE: env.MYCHIP_SANITIZE ?? "" },
+        },
+      );
+      expect(String(r.stdout).trim(), JSON.stringify(env)).toBe(variantName(opts));
+    }
+  });
+
+  it("test --sanitize finds the record a debug sanitized build wrote under its own variant, the newer of two", () => {
+    const root = mkdtempSync(path.join(tmpdir(), "opgen-variant-"));
+    expect(() => loadSanitizedBuild(root, ["address"])).toThrow(
+      /no sanitize-address build of .*; run `opgen-backend build .* --sanitize address` first/,
+    );
+    const record = (variant: string, mtime: number) => {
+      const f = sanitizedBuildFile(root, variant);
+      mkdirSync(path.dirname(f), { recursive: true });
+      writeFileSync(
+        f,
+        JSON.stringify({ sanitizers: ["address"], preload: [], site: `${root}/.opgen/${variant}/site` }),
+      );
+      utimesSync(f, mtime, mtime);
+    };
+    record("debug-sanitize-address", 2000);
+    expect(loadSanitizedBuild(root, ["address"]).variant).toBe("debug-sanitize-address");
+    record("sanitize-address", 3000);
+    expect(loadSanitizedBuild(root, ["address"]).site).toBe(`${root}/.opgen/sanitize-address/site`);
+    utimesSync(sanitizedBuildFile(root, "debug-sanitize-address"), 4000, 4000);
+    expect(loadSanitizedBuild(root, ["address"]).variant).toBe("debug-sanitize-address");
   });
 
   it.each([
