@@ -28,22 +28,14 @@ import { runTest, type TestOptions } from "../../src/conformance/driver.js";
 import { toHtml, toJunit } from "../../src/conformance/formats.js";
 import type { Report } from "../../src/conformance/types.js";
 import { chromiumFlags, dumpDom, findChromium } from "../helpers/chromium.js";
+import { cliIn, PYTHON, ROOT } from "../helpers/cli.js";
 
-const ROOT = path.resolve(__dirname, "..", "..");
-const CLI = path.join(ROOT, "bin", "opgen-backend.js");
-const python = process.env.OPGEN_PYTHON ?? path.join(ROOT, ".venv", "bin", "python");
+const python = PYTHON;
 const work = mkdtempSync(path.join(tmpdir(), "opgen-conformance-e2e-"));
 // The OpInfo index takes ~30 s to build; every run here shares one.
 const cacheDir = path.join(tmpdir(), "opgen-conformance-e2e-cache");
 
-async function cli(args: string[], env: Record<string, string> = {}) {
-  return execa("node", [CLI, ...args], {
-    cwd: work,
-    reject: false,
-    all: true,
-    env: { OPGEN_PYTHON: python, NO_COLOR: "1", CI: "1", ...env },
-  });
-}
+const cli = cliIn(work);
 
 interface Built {
   readonly dir: string;

@@ -18,10 +18,9 @@ import path from "node:path";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseReport } from "../../src/conformance/aggregate.js";
+import { cliIn, PYTHON, ROOT } from "../helpers/cli.js";
 
-const ROOT = path.resolve(__dirname, "..", "..");
-const CLI = path.join(ROOT, "bin", "opgen-backend.js");
-const python = process.env.OPGEN_PYTHON ?? path.join(ROOT, ".venv", "bin", "python");
+const python = PYTHON;
 const cudaHome = process.env.CUDA_HOME ?? "/usr/local/cuda";
 const hasNvcc = existsSync(path.join(cudaHome, "bin", "nvcc"));
 const work = mkdtempSync(path.join(tmpdir(), "opgen-cuda-e2e-"));
@@ -29,14 +28,7 @@ const project = path.join(work, "gpudev");
 const site = path.join(work, "site");
 const NO_GPU = /no gpudev device: no NVIDIA GPU is visible to the CUDA runtime/;
 
-async function cli(args: string[], env: Record<string, string> = {}) {
-  return execa("node", [CLI, ...args], {
-    cwd: work,
-    reject: false,
-    all: true,
-    env: { OPGEN_PYTHON: python, NO_COLOR: "1", CI: "1", ...env },
-  });
-}
+const cli = cliIn(work);
 
 async function py(code: string, env: Record<string, string> = {}) {
   return execa(python, ["-c", code], { cwd: work, reject: false, all: true, env: { PYTHONPATH: site, ...env } });

@@ -18,23 +18,15 @@ import type { BenchDiff, BenchReport } from "../../src/conformance/bench-report.
 import type { Report } from "../../src/conformance/types.js";
 import { isProblem } from "../../src/vocab.js";
 import { dumpDom } from "../helpers/chromium.js";
+import { cliIn, PYTHON, ROOT } from "../helpers/cli.js";
 
-const ROOT = path.resolve(__dirname, "..", "..");
-const CLI = path.join(ROOT, "bin", "opgen-backend.js");
-const python = process.env.OPGEN_PYTHON ?? path.join(ROOT, ".venv", "bin", "python");
+const python = PYTHON;
 const work = mkdtempSync(path.join(tmpdir(), "opgen-reference-e2e-"));
 const project = path.join(work, "refdev");
 const site = path.join(work, "site");
 const cacheDir = path.join(tmpdir(), "opgen-conformance-e2e-cache");
 
-async function cli(args: string[], env: Record<string, string> = {}) {
-  return execa("node", [CLI, ...args], {
-    cwd: work,
-    reject: false,
-    all: true,
-    env: { OPGEN_PYTHON: python, NO_COLOR: "1", CI: "1", ...env },
-  });
-}
+const cli = cliIn(work);
 
 async function py(code: string, env: Record<string, string> = {}) {
   return execa(python, ["-c", code], { cwd: work, reject: false, all: true, env: { PYTHONPATH: site, ...env } });

@@ -24,10 +24,9 @@ import path from "node:path";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Report } from "../../src/conformance/types.js";
+import { cliIn, PYTHON, ROOT } from "../helpers/cli.js";
 
-const ROOT = path.resolve(__dirname, "..", "..");
-const CLI = path.join(ROOT, "bin", "opgen-backend.js");
-const python = process.env.OPGEN_PYTHON ?? path.join(ROOT, ".venv", "bin", "python");
+const python = PYTHON;
 const work = mkdtempSync(path.join(tmpdir(), "opgen-ship-e2e-"));
 const cacheDir = path.join(tmpdir(), "opgen-conformance-e2e-cache");
 
@@ -51,14 +50,7 @@ function oneOpRun(dir: string, manifest: string, op: string, samples: number): s
   ];
 }
 
-async function cli(args: string[], env: Record<string, string> = {}) {
-  return execa("node", [CLI, ...args], {
-    cwd: work,
-    reject: false,
-    all: true,
-    env: { OPGEN_PYTHON: python, NO_COLOR: "1", CI: "1", MAX_JOBS: "2", ...env },
-  });
-}
+const cli = cliIn(work, { MAX_JOBS: "2" });
 
 async function ok(args: string[], env: Record<string, string> = {}): Promise<string> {
   const r = await cli(args, env);

@@ -16,18 +16,12 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { cliSync } from "../helpers/cli.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const FIX = path.join(ROOT, "test/fixtures");
 
-function cli(args: string[], cwd = ROOT) {
-  const r = spawnSync(process.execPath, [path.join(ROOT, "bin/opgen-backend.js"), ...args], {
-    cwd,
-    encoding: "utf8",
-    env: { ...process.env, NO_COLOR: "1" },
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const cli = cliSync;
 
 const fresh = () => mkdtempSync(path.join(tmpdir(), "opgen-gencli-"));
 

@@ -10,18 +10,12 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { discoverTorch } from "../../src/torch/discover.js";
 import { PYTHON_API_FILES, WATCHED } from "../../src/upgrade/python-api.js";
+import { cliSync } from "../helpers/cli.js";
 import { type FakePypi, fakePypi, torchWheel } from "../helpers/pypi.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
-function cli(args: string[]) {
-  const r = spawnSync(process.execPath, [path.join(ROOT, "bin/opgen-backend.js"), ...args], {
-    cwd: ROOT,
-    encoding: "utf8",
-    env: { ...process.env, NO_COLOR: "1" },
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const cli = cliSync;
 
 /** The CLI without blocking this process (a fake PyPI in it answers the CLI's requests). */
 function cliAsync(args: string[], env: Record<string, string> = {}) {
