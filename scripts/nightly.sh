@@ -53,5 +53,11 @@ if [ -n "$reports" ]; then
   done
   rc=1
 fi
+# The planted sanitizer e2e (test/e2e/ship.test.ts, nightly only): a kernel
+# that reads one byte past its input passes a normal run and is reported, with
+# its frame, as a crash under ASan.
+say "planted out-of-bounds read under ASan (test/e2e/ship.test.ts)"
+OPGEN_NIGHTLY=1 npx vitest run test/e2e/ship.test.ts -t "build --sanitize, test --sanitize" || rc=1
+
 [ "$rc" = 0 ] && say "clean: no failure, crash, timeout or sanitizer report" || say "FAILED (see above)"
 exit "$rc"

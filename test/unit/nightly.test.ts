@@ -92,6 +92,14 @@ describe("the nightly sanitizer tier", () => {
     if (name === "build") expect(cmd!.opts()).toMatchObject({ jobs: "2", werror: true, sanitize: "address,undefined" });
   });
 
+  it("runs ship.test.ts's sanitizer block, which the per-push CI skips, by its name", () => {
+    const line = /^OPGEN_NIGHTLY=1 npx vitest run (\S+) -t "([^"]+)"/m.exec(SCRIPT);
+    expect(line, "scripts/nightly.sh runs the planted sanitizer e2e").not.toBeNull();
+    const file = readFileSync(path.join(ROOT, line![1]!), "utf8");
+    expect(file).toContain(`describe.runIf(NIGHTLY)("${line![2]}"`);
+    expect(file).toMatch(/const NIGHTLY = process\.env\.OPGEN_NIGHTLY === "1";/);
+  });
+
   it("refuses a flag the CLI does not have (the check bites)", () => {
     const cmd = program().commands.find((c) => c.name() === "test")!;
     expect(cmd.parseOptions(["/p", "--sanitise"]).unknown).toEqual(["--sanitise"]);
