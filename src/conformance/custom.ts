@@ -13,7 +13,7 @@ import { resolvePython } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
 import { pythonEnv } from "./driver.js";
 import { LOGS_ENV } from "./sanitize.js";
-import { readManifest } from "./select.js";
+import { projectTarget } from "./select.js";
 
 export interface CustomOpsOptions {
   readonly projectDir: string;
@@ -35,20 +35,13 @@ export function hasCustomOps(projectDir: string): boolean {
 
 /** Runs the custom-operator checks; returns how many (operator, dtype) pairs failed. */
 export async function runCustomOps(opts: CustomOpsOptions): Promise<number> {
-  const project = path.resolve(opts.projectDir);
-  const manifest = readManifest(
-    path.resolve(opts.manifest ?? path.join(project, "csrc", "generated", "op_manifest.json")),
-  );
+  const target = projectTarget(opts.projectDir, opts.manifest);
   const python = resolvePython(opts.python);
-  const r = await execa(
-    python,
-    ["-m", "opgen_conformance", "custom", "--package", manifest.python_package, "--device", manifest.device, "--json"],
-    {
-      env: { ...pythonEnv(), ...(opts.sanitized ?? {}) },
-      ...(opts.sanitized ? { cwd: opts.sanitized[LOGS_ENV] } : {}),
-      reject: false,
-    },
-  );
+  const r = await execa(python, ["-m", "opgen_conformance", "custom", ...target.args, "--json"], {
+    env: { ...pythonEnv(), ...(opts.sanitized ?? {}) },
+    ...(opts.sanitized ? { cwd: opts.sanitized[LOGS_ENV] } : {}),
+    reject: false,
+  });
   const cannotRun = () => {
     const last = String(r.stderr).trim().split("\n").slice(-5).join("\n");
     return new UserError(`the custom-operator checks could not run with Python '${python}':\n${last}`);

@@ -7,13 +7,12 @@
  * (op `c10d::<collective>`, check `values`), so they are written, summarized
  * and gate CI as the operator checks do.
  */
-import path from "node:path";
 import { execa } from "execa";
 import { resolvePython } from "../torch/discover.js";
 import { UserError } from "../util/errors.js";
 import { makeReport } from "./aggregate.js";
 import { pythonEnv } from "./driver.js";
-import { readManifest } from "./select.js";
+import { projectTarget } from "./select.js";
 import type { OpUnderTest, Report, Result, Status } from "./types.js";
 
 export interface DistributedOptions {
@@ -24,7 +23,7 @@ export interface DistributedOptions {
   readonly timeoutS: number;
 }
 
-interface Row {
+export interface DistributedRow {
   readonly op: string;
   readonly dtype: string;
   readonly check: string;
@@ -35,14 +34,14 @@ interface Row {
 }
 
 /** One result per collective × dtype × check: the first failing sample, else the first. */
-export function distributedResults(rows: readonly Row[]): Result[] {
-  const groups = new Map<string, Row[]>();
+export function distributedResults(rows: readonly DistributedRow[]): Result[] {
+  const groups = new Map<string, DistributedRow[]>();
   for (const r of rows) {
     const key = `${r.op}\u0000${r.dtype}\u0000${r.check}`;
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
   return [...groups.values()].map((g) => {
-    const shown = g.find((r) => r.status === "fail") ?? (g[0] as Row);
+    const shown = g.find((r) => r.status === "fail") ?? (g[0] as DistributedRow);
     const status: Status = shown.status;
     return {
       op: shown.op,
@@ -59,25 +58,11 @@ export function distributedResults(rows: readonly Row[]): Result[] {
 }
 
 export async function runDistributed(opts: DistributedOptions): Promise<Report> {
-  const project = path.resolve(opts.projectDir);
-  const manifest = readManifest(
-    path.resolve(opts.manifest ?? path.join(project, "csrc", "generated", "op_manifest.json")),
-  );
+  const { manifest, args } = projectTarget(opts.projectDir, opts.manifest);
   const python = resolvePython(opts.python);
   const r = await execa(
     python,
-    [
-      "-m",
-      "opgen_conformance.distributed",
-      "--package",
-      manifest.python_package,
-      "--device",
-      manifest.device,
-      "--world",
-      String(opts.world),
-      "--timeout",
-      String(opts.timeoutS),
-    ],
+    ["-m", "opgen_conformance.distributed", ...args, "--world", String(opts.world), "--timeout", String(opts.timeoutS)],
     { env: pythonEnv(), reject: false },
   );
   const last = () => String(r.stderr).trim().split("\n").slice(-8).join("\n");
@@ -86,12 +71,25 @@ export async function runDistributed(opts: DistributedOptions): Promise<Report> 
       `the distributed checks at world size ${opts.world} could not run with '${python}':\n${last()}`,
     );
   }
-  let rows: Row[];
+  let rows: DistributedRow[];
   try {
     rows = JSON.parse(String(r.stdout));
   } catch {
     throw new UserError(`the distributed checks printed no results:\n${last()}`);
   }
+  return distributedReport(rows, manifest, opts.world);
+}
+
+/**
+ * The report of one run: an op per collective (its dtypes), marked as the
+ * distributed tier in meta (so the reports' headlines name the backend and
+ * world size, and count collectives, not core-ATen operators).
+ */
+export function distributedReport(
+  rows: readonly DistributedRow[],
+  manifest: { readonly device: string; readonly torch_version?: string },
+  world: number,
+): Report {
   const results = distributedResults(rows);
   const dtypes = new Map<string, Set<string>>();
   for (const x of results) dtypes.set(x.op, (dtypes.get(x.op) ?? new Set()).add(x.dtype));
@@ -103,7 +101,14 @@ export async function runDistributed(opts: DistributedOptions): Promise<Report> 
     dtypes: [...ds].sort(),
   }));
   return makeReport(
-    { device: manifest.device, seed: 0, max_samples: 1, torch_version: manifest.torch_version ?? "", shards: [] },
+    {
+      device: manifest.device,
+      seed: 0,
+      max_samples: 1,
+      torch_version: manifest.torch_version ?? "",
+      shards: [],
+      distributed: { backend: `${manifest.device}ccl`, world },
+    },
     ops,
     results,
     0,

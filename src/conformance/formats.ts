@@ -349,8 +349,8 @@ export function toHtml(rep: Report): string {
     dist
       ? `<h1 data-distributed="${rep.meta.distributed?.world}">The ${html(dist)} of <code>${html(rep.meta.device)}</code></h1>`
       : rep.meta.compiled
-      ? `<h1 data-compiled="true">Conformance of <code>${html(rep.meta.device)}</code>, compiled with Inductor (<code>torch.compile</code>), against eager CPU PyTorch</h1>`
-      : `<h1>Conformance of <code>${html(rep.meta.device)}</code> against eager CPU PyTorch</h1>`,
+        ? `<h1 data-compiled="true">Conformance of <code>${html(rep.meta.device)}</code>, compiled with Inductor (<code>torch.compile</code>), against eager CPU PyTorch</h1>`
+        : `<h1>Conformance of <code>${html(rep.meta.device)}</code> against eager CPU PyTorch</h1>`,
   );
   // a model run (--model) tests no operator of its own: no operator-level headline
   const modelRun = s.ops === 0 && (Boolean(rep.models?.length) || Boolean(rep.upstream)); // or an upstream run
@@ -457,10 +457,14 @@ export function toHtml(rep: Report): string {
   o.push("</div>");
 
   const cov = rep.coverage;
-  o.push(
-    `<h2 id="uncovered">Core ATen overloads the backend does not cover${cov ? ` (${cov.missing.length} of ${cov.core_total})` : ""}</h2>`,
-  );
-  if (!cov) {
+  if (!dist) {
+    o.push(
+      `<h2 id="uncovered">Core ATen overloads the backend does not cover${cov ? ` (${cov.missing.length} of ${cov.core_total})` : ""}</h2>`,
+    );
+  }
+  if (dist) {
+    // the distributed tier tests collectives: operator coverage is the op runs' section
+  } else if (!cov) {
     o.push(
       "<p>Not known: this report was made without the project's backend.yaml (run <code>opgen-backend coverage</code>).</p>",
     );

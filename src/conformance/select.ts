@@ -11,6 +11,7 @@
  * dtype" computable per shard.
  */
 import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { UserError } from "../util/errors.js";
 import { cmp } from "../vocab.js";
 import { globMatch } from "./expectations.js";
@@ -53,6 +54,19 @@ export function readManifest(file: string): OpManifest {
     );
   }
   return m;
+}
+
+/**
+ * The op manifest of the project a check module runs on (--manifest, else
+ * the project's csrc/generated/op_manifest.json) and the arguments naming its
+ * package and device (`--package P --device D`), as the custom-operator and
+ * distributed checks pass them to `python -m opgen_conformance...`.
+ */
+export function projectTarget(projectDir: string, manifest?: string): { manifest: OpManifest; args: string[] } {
+  const m = readManifest(
+    path.resolve(manifest ?? path.join(path.resolve(projectDir), "csrc", "generated", "op_manifest.json")),
+  );
+  return { manifest: m, args: ["--package", m.python_package, "--device", m.device] };
 }
 
 export interface Shard {

@@ -12,11 +12,21 @@
  * project with `coverage --model --add` and `gen --stubs` and rebuilds it
  * incrementally, rather than building a second project.
  */
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  chmodSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { loadBackendYaml } from "../../src/backend/load.js";
 import { addMissing, runModelCoverage } from "../../src/conformance/modelcoverage.js";
 import { computeModelCoverage } from "../../src/dest/coverage.js";
@@ -26,6 +36,7 @@ import { init } from "../../src/scaffold/init.js";
 import { discoverTorch } from "../../src/torch/discover.js";
 
 const DEV = "testchip";
+const CLI = path.resolve(import.meta.dirname, "..", "..", "bin", "opgen-backend.js");
 const PKG = `torch_${DEV}`;
 const python = process.env.OPGEN_PYTHON ?? path.resolve(".venv/bin/python");
 const work = mkdtempSync(path.join(tmpdir(), "opgen-e2e-"));
@@ -352,6 +363,41 @@ describe("init -> build -> a device that works", () => {
     expect(r.exitCode, String(r.all)).toBe(0);
     expect(String(r.all)).toMatch(/\d+ passed/);
   }, 900_000); // tests/test_inductor.py compiles C++ kernels, test_distributed.py spawns ranks
+
+  it("the CI workflow's Distributed tier step runs for real: test --distributed 2 passes and is reported", async () => {
+    const wf = parse(readFileSync(path.join(project, ".github", "workflows", "ci.yml"), "utf8")) as {
+      jobs: Record<string, { steps: { name?: string; run?: string }[] }>;
+    };
+    const steps = wf.jobs["build-test"]!.steps;
+    const i = steps.findIndex((x) => x.name === "Distributed tier");
+    expect(i).toBeGreaterThan(steps.findIndex((x) => x.name === "Build"));
+    // As Actions runs it: bash -e in the checkout, the built package in .site, opgen-backend on PATH.
+    const bin = mkdtempSync(path.join(work, "bin-"));
+    writeFileSync(path.join(bin, "opgen-backend"), `#!/bin/sh\nexec node ${CLI} "$@"\n`);
+    chmodSync(path.join(bin, "opgen-backend"), 0o755);
+    symlinkSync(site, path.join(project, ".site"));
+    const summary = path.join(work, "distributed-summary.md");
+    try {
+      const r = await execa("bash", ["-e", "-c", steps[i]!.run!], {
+        cwd: project,
+        reject: false,
+        all: true,
+        env: { ...process.env, OPGEN_PYTHON: python, GITHUB_STEP_SUMMARY: summary, PATH: `${bin}:${process.env.PATH}` },
+      });
+      expect(r.exitCode, String(r.all).slice(-4000)).toBe(0);
+      const rep = JSON.parse(readFileSync(path.join(project, "reports", "distributed.json"), "utf8"));
+      expect(rep.meta.distributed).toEqual({ backend: `${DEV}ccl`, world: 2 });
+      expect(rep.summary).toMatchObject({ failed: 0, crashed: 0, timed_out: 0 });
+      expect(rep.summary.passed).toBeGreaterThan(20);
+      expect(rep.results.map((x: { op: string }) => x.op)).toContain("c10d::all_reduce");
+      expect(readFileSync(path.join(project, "reports", "distributed.xml"), "utf8")).toContain("c10d::broadcast");
+      expect(readFileSync(summary, "utf8")).toContain(`distributed tier (c10d backend ${DEV}ccl, world size 2)`);
+      expect(String(r.all)).not.toMatch(/core ATen/i);
+    } finally {
+      rmSync(path.join(project, ".site"));
+      rmSync(path.join(project, "reports"), { recursive: true, force: true });
+    }
+  }, 600_000);
 
   it("works when Python starts in the project directory (its source package shadows the installed one)", async () => {
     const r = await execa(

@@ -125,6 +125,16 @@ describe("the CI workflow init writes", () => {
     // the shard count is written in one place: nothing else names a number of shards
     expect(ci.match(/CONFORMANCE_SHARDS/g)!.length).toBeGreaterThanOrEqual(2);
     expect(ci).not.toMatch(/--shard [0-9]/);
+    // the distributed tier (issue 26) runs in the build job, its reports uploaded with the device tests'
+    // test/e2e/init-build.test.ts runs the step for real on a built starter
+    const bt = wf.jobs["build-test"]!.steps.map((s) => s.name);
+    expect(bt.indexOf("Distributed tier")).toBe(bt.indexOf("Device tests") + 1);
+    expect(step("build-test", "Distributed tier").run).toMatch(
+      /PYTHONPATH=\.site opgen-backend test \. --distributed 2 \\\n\s+--json reports\/distributed\.json --junit reports\/distributed\.xml --markdown reports\/distributed\.md/,
+    );
+    expect(wf.jobs["build-test"]!.steps.find((s) => s.name === "Upload device test report")?.with?.path).toBe(
+      "reports/",
+    );
   });
 
   it("benches nightly after the report job, and gates on a diff against main's last bench report", async () => {

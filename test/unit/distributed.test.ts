@@ -5,7 +5,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { failed, makeReport } from "../../src/conformance/aggregate.js";
-import { distributedResults } from "../../src/conformance/distributed.js";
+import { distributedReport, distributedResults } from "../../src/conformance/distributed.js";
+import { toHtml, toMarkdown, toTerminal } from "../../src/conformance/formats.js";
+import type { Style } from "../../src/util/term.js";
+
+const id = (s: string) => s;
+const plain: Style = { red: id, green: id, yellow: id, dim: id, bold: id };
 
 const row = (op: string, dtype: string, sample: number, status: "pass" | "fail", message = "") => ({
   op,
@@ -67,5 +72,35 @@ describe("distributed results", () => {
     const report = makeReport(meta, ops, results, 0);
     expect(report.summary).toMatchObject({ total: 2, passed: 1, failed: 1, ops: 1, ops_passed: 0 });
     expect(failed(report.summary)).toBe(true);
+  });
+
+  it("its reports' headlines name the backend and world size and count collectives, with no core-ATen level", () => {
+    const rep = distributedReport(
+      [
+        row("c10d::broadcast", "float32", 0, "pass"),
+        row("c10d::all_reduce", "float32", 0, "pass"),
+        row("c10d::all_reduce", "int32", 0, "fail", "differs"),
+      ],
+      { device: "mychip", torch_version: "2.13.0" },
+      2,
+    );
+    expect(rep.meta.distributed).toEqual({ backend: "mychipccl", world: 2 });
+    const title = "distributed tier (c10d backend mychipccl, world size 2)";
+    const counted = "1/2 collectives pass every check, against Gloo on CPU tensors";
+    const term = toTerminal(rep, plain);
+    expect(term).toContain(`${title}: 3 results: 2 passed, 1 failed`);
+    expect(term).toContain(counted);
+    const md = toMarkdown(rep);
+    expect(md).toMatch(
+      new RegExp(`^### opgen-backend ${title.replace(/[()]/g, "\\$&")}: \`mychip\`: ❌ 1 problem`, "m"),
+    );
+    expect(md).toContain(`**${counted}**`);
+    const page = toHtml(rep);
+    expect(page).toContain(`<h1 data-distributed="2">The ${title} of <code>mychip</code></h1>`);
+    expect(page).toContain(counted);
+    for (const text of [term, md, page]) {
+      expect(text).not.toMatch(/core ATen/i);
+      expect(text).not.toContain("0/0");
+    }
   });
 });
