@@ -20,7 +20,14 @@ import { checkOutcome, runTest, writeOutputs } from "../conformance/driver.js";
 import { toTerminal } from "../conformance/formats.js";
 import { RUN_CONFIG_DEFAULTS } from "../conformance/runconfig.js";
 import { parseSanitizers } from "../conformance/sanitize.js";
-import { defaultWorkerMemory, parseDtypes, parseMemorySize, parseOpGlobs, parseShard } from "../conformance/select.js";
+import {
+  defaultWorkerMemory,
+  parseDtypes,
+  parseMemorySize,
+  parseOpGlobs,
+  parseShard,
+  type Selection,
+} from "../conformance/select.js";
 import { UserError } from "../util/errors.js";
 import { style } from "../util/term.js";
 import { isProblem } from "../vocab.js";
@@ -31,6 +38,16 @@ function int(flag: string, min: number): (v: string) => number {
     const n = Number(v);
     if (!Number.isInteger(n) || n < min) throw new UserError(`${flag} ${v}: expected an integer >= ${min}`);
     return n;
+  };
+}
+
+/** The operators `test` and `bench` run: --ops, --core, --dtypes (and test's --shard). */
+function selectionOf(f: { ops?: string[]; core?: boolean; dtypes?: string; shard?: string }): Selection {
+  return {
+    ...(f.ops ? { globs: parseOpGlobs(f.ops) } : {}),
+    core: Boolean(f.core),
+    ...(f.dtypes ? { dtypes: parseDtypes(f.dtypes) } : {}),
+    ...(f.shard ? { shard: parseShard(f.shard) } : {}),
   };
 }
 
@@ -230,12 +247,7 @@ export function registerConformanceCommands(program: Command): void {
         projectDir: dir,
         python: f.python,
         manifest: f.manifest,
-        selection: {
-          ...(f.ops ? { globs: parseOpGlobs(f.ops) } : {}),
-          core: Boolean(f.core),
-          ...(f.dtypes ? { dtypes: parseDtypes(f.dtypes) } : {}),
-          ...(f.shard ? { shard: parseShard(f.shard) } : {}),
-        },
+        selection: selectionOf(f),
         workers,
         workerMemoryBytes:
           f.workerMemory !== undefined
@@ -479,11 +491,7 @@ function registerBenchCommand(program: Command): void {
         projectDir: dir,
         python: f.python,
         manifest: f.manifest,
-        selection: {
-          ...(f.ops ? { globs: parseOpGlobs(f.ops) } : {}),
-          core: Boolean(f.core),
-          ...(f.dtypes ? { dtypes: parseDtypes(f.dtypes) } : {}),
-        },
+        selection: selectionOf(f),
         workers: f.workers ?? 1,
         threads: f.threads,
         runs: f.runs,
