@@ -168,6 +168,11 @@ export function summarize(results: readonly Result[], ops: readonly OpUnderTest[
   const seen = new Set(results.map((r) => `${r.op}\u0000${r.dtype}`));
   const complete = (o: OpUnderTest) => o.dtypes.every((d) => seen.has(`${o.op}\u0000${d}`));
   const okOps = ops.filter((o) => passing.has(o.op) && complete(o));
+  // Note [Core overloads through their decomposition] (coverage.ts): one that reached the fallback is not core-conformant.
+  const fellBack = new Set(
+    results.filter((r) => r.check === "fallback" && r.status !== "pass" && r.status !== "skip").map((r) => r.op),
+  );
+  const corePassing = okOps.filter((o) => o.core && !(o.decomposed && fellBack.has(o.op)));
   return {
     total: results.length,
     passed: n("pass"),
@@ -182,7 +187,9 @@ export function summarize(results: readonly Result[], ops: readonly OpUnderTest[
     ops: tested.size,
     ops_passed: okOps.length,
     core_total: coreTotal,
-    core_passed: okOps.filter((o) => o.core).length,
+    core_passed: corePassing.length,
+    core_decomposed: corePassing.filter((o) => o.decomposed).length,
+    core_decomposed_fallback: ops.filter((o) => o.core && o.decomposed && fellBack.has(o.op)).length,
   };
 }
 

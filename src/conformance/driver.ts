@@ -16,7 +16,7 @@ import { UserError } from "../util/errors.js";
 import { style } from "../util/term.js";
 import { acquireLock, appendText, freshDir, writeText } from "../write/files.js";
 import { aggregate, failed, makeReport, readJsonl } from "./aggregate.js";
-import { reportCoverage } from "./coverage.js";
+import { decomposedCoreOps, decompositionVerdicts, reportCoverage } from "./coverage.js";
 import {
   applyExpectations,
   EMPTY_EXPECTATIONS,
@@ -115,10 +115,20 @@ export async function runTest(opts: TestOptions): Promise<RunOutcome> {
   const exp: ExpectationsFile =
     opts.expectations || existsSync(expFile) ? loadExpectations(expFile) : EMPTY_EXPECTATIONS;
 
-  const { coreTotal, info } = fromManifest(manifest, manifestFile);
   const models = opts.models?.length ? await resolveModelCases(python, opts.models) : [];
+  // Note [Core overloads through their decomposition] (coverage.ts): an op run adds them.
+  const decomposed = models.length || opts.faults ? [] : await decomposedCoreOps(project, python);
+  const known = new Set(manifest.operators.map((o) => o.name));
+  const runManifest: OpManifest = {
+    ...manifest,
+    operators: [...manifest.operators, ...decomposed.filter((o) => !known.has(o.name))],
+  };
+  const { coreTotal, info } = fromManifest(runManifest, manifestFile);
+  const decomposedNames = new Set(decomposed.map((o) => o.name));
   // A model run tests its cases, not the operators.
-  const { ops, unmatched } = models.length ? { ops: [], unmatched: [] } : selectOps(manifest, info, opts.selection);
+  const selected = models.length ? { ops: [], unmatched: [] } : selectOps(runManifest, info, opts.selection);
+  const unmatched = selected.unmatched;
+  const ops = selected.ops.map((o) => (decomposedNames.has(o.op) ? { ...o, decomposed: true as const } : o));
   if (unmatched.length > 0) {
     throw new UserError(`--ops ${unmatched.join(", ")}: matches no operator in ${manifestFile}`);
   }
@@ -193,9 +203,10 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
   const raw = readJsonl(resultsFile);
   const wanted = [...ops, ...models.map((m) => ({ op: m.name, dtypes: [MODEL_DTYPE] }))];
   const compiled = Boolean(opts.compile);
-  const aggregated: Result[] = compiled
-    ? aggregate(raw, wanted).map((r) => ({ ...r, compiled: true as const }))
-    : aggregate(raw, wanted);
+  const aggregated: Result[] = decompositionVerdicts(
+    compiled ? aggregate(raw, wanted).map((r) => ({ ...r, compiled: true as const })) : aggregate(raw, wanted),
+    ops,
+  );
   const results = applyExpectations(aggregated, exp.expectations, await cpuP, compiled);
   const report = makeReport(
     {

@@ -118,7 +118,12 @@ function collectivesLine(s: Summary): string {
 
 export function coreLevel(s: Summary): string {
   const pct = s.core_total > 0 ? ((100 * s.core_passed) / s.core_total).toFixed(1) : "0.0";
-  return `${s.core_passed}/${s.core_total} (${pct}%)`;
+  const d = s.core_decomposed ?? 0;
+  // Note [Core overloads through their decomposition] (coverage.ts): say what served them.
+  const fb = s.core_decomposed_fallback ?? 0;
+  const how = d > 0 ? `: ${s.core_passed - d} kernels, ${d} through their decomposition` : "";
+  const fell = fb > 0 ? `; ${fb} decompose${fb === 1 ? "s" : ""} into the CPU fallback` : "";
+  return `${s.core_passed}/${s.core_total} (${pct}%)${how}${fell}`;
 }
 
 const ICON: Readonly<Record<Status, string>> = {

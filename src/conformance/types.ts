@@ -64,6 +64,8 @@ export interface OpUnderTest {
   readonly core: boolean;
   readonly view: boolean;
   readonly dtypes: readonly string[];
+  /** a core overload the backend does not register, run through its decomposition (coverage.ts) */
+  readonly decomposed?: true;
 }
 
 /** One line of the runner's results JSONL. */
@@ -130,6 +132,10 @@ export interface Summary {
   readonly ops_passed: number;
   readonly core_total: number;
   readonly core_passed: number;
+  /** of core_passed, the overloads that passed through their decomposition (absent in older reports) */
+  readonly core_decomposed?: number;
+  /** core overloads run through their decomposition that reached the CPU fallback: not counted in core_passed */
+  readonly core_decomposed_fallback?: number;
 }
 
 export interface ReportMeta {

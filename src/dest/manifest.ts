@@ -68,6 +68,15 @@ function entry(
   };
 }
 
+/**
+ * A core overload the backend leaves to its CompositeImplicitAutograd
+ * decomposition (coverage fate "decomposes"): not in the manifest gen writes,
+ * but `test` adds it to the run (Note [Core overloads through their
+ * decomposition] in src/conformance/coverage.ts).
+ */
+export const decomposedOperator = (f: NativeFunction): ManifestOperator =>
+  entry(f, schemaKind(f.func), "decomposition", "", false, false);
+
 const operator = (r: Registration): ManifestOperator =>
   entry(r.f, r.kind, r.servedBy, r.kernel.sig.name, r.autograd, r.kernel.symint);
 
