@@ -19,7 +19,7 @@ import { readFileSync } from "node:fs";
 import { UserError } from "../util/errors.js";
 import type { Style } from "../util/term.js";
 import { isProblem, STATUS_SEVERITY } from "../vocab.js";
-import { compareResults } from "./aggregate.js";
+import { compareResults, problemCount } from "./aggregate.js";
 import { coreLevel } from "./formats.js";
 import type { Report, Result, Status, Summary } from "./types.js";
 
@@ -171,10 +171,12 @@ function perOp(es: readonly DiffEntry[], max: number): string {
 function totalsLine(d: ReportDiff): string {
   const o = d.old.summary;
   const n = d.new.summary;
-  const bad = (s: Summary) => s.failed + s.crashed + s.timed_out + s.xpass;
+  // A run with no core total (the distributed tier's collectives) has no core-ATen level to compare.
+  const core =
+    o.core_total === 0 && n.core_total === 0 ? "" : `core ATen conformance ${coreLevel(o)} -> ${coreLevel(n)}; `;
   return (
-    `core ATen conformance ${coreLevel(o)} -> ${coreLevel(n)}; operators passing ${o.ops_passed}/${o.ops} -> ${n.ops_passed}/${n.ops}; ` +
-    `problems ${bad(o)} -> ${bad(n)}; results ${o.total} -> ${n.total}`
+    `${core}operators passing ${o.ops_passed}/${o.ops} -> ${n.ops_passed}/${n.ops}; ` +
+    `problems ${problemCount(o)} -> ${problemCount(n)}; results ${o.total} -> ${n.total}`
   );
 }
 

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { failed, makeReport } from "../../src/conformance/aggregate.js";
+import { diffReports, diffToTerminal } from "../../src/conformance/diff.js";
 import { distributedReport, distributedResults } from "../../src/conformance/distributed.js";
 import { toHtml, toMarkdown, toTerminal } from "../../src/conformance/formats.js";
 import type { Style } from "../../src/util/term.js";
@@ -98,7 +99,11 @@ describe("distributed results", () => {
     const page = toHtml(rep);
     expect(page).toContain(`<h1 data-distributed="2">The ${title} of <code>mychip</code></h1>`);
     expect(page).toContain(counted);
-    for (const text of [term, md, page]) {
+    // report diff of two runs of the tier: no core-ATen level either
+    const d = diffReports({ file: "old.json", report: rep }, { file: "new.json", report: rep });
+    const diffText = diffToTerminal(d, plain);
+    expect(diffText).toContain("operators passing 1/2 -> 1/2; problems 1 -> 1");
+    for (const text of [term, md, page, diffText]) {
       expect(text).not.toMatch(/core ATen/i);
       expect(text).not.toContain("0/0");
     }
