@@ -7,6 +7,23 @@ import json
 import sys
 
 
+def cpu_capability(torch) -> str:
+    """Note [CPU capability] (src/conformance/expectations.ts): ATen's vector
+    capability (torch.backends.cpu.get_cpu_capability(): "AVX2", "AVX512",
+    "DEFAULT", ...), then "+fp16" where the CPU has AVX512-FP16 (Linux
+    /proc/cpuinfo flag avx512_fp16). ATen's capability does not say it, but
+    eager's half-precision ops that hand work to oneDNN take oneDNN's fp16 path
+    only there (measured: AVX512 gelu_backward on float16 broadcasts fine on an
+    AMD EPYC with AVX512 but no avx512_fp16, and fails in oneDNN on a CPU with it)."""
+    cap = torch.backends.cpu.get_cpu_capability()
+    try:
+        with open("/proc/cpuinfo", encoding="utf8") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    return cap + ("+fp16" if "avx512_fp16" in flags else "")
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="opgen_conformance")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -80,7 +97,7 @@ def main(argv: list[str]) -> int:
     if a.cmd == "cpu-capability":
         import torch
 
-        print(torch.backends.cpu.get_cpu_capability())
+        print(cpu_capability(torch))
         return 0
     if a.cmd == "model-cases":
         from .modelfile import ModelFileError, resolve, select

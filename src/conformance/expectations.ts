@@ -262,7 +262,9 @@ const FAILING = new Set(["fail", "compile-failed", "crash", "timeout"]);
  * vector unit ATen dispatches to (torch.backends.cpu.get_cpu_capability()):
  * its AVX512 gelu gives NaN at +inf and overflows near the float max where
  * AVX2 and the scalar loop do not, and its AVX512 half-precision
- * gelu_backward goes to oneDNN, which cannot broadcast. An expectation with
+ * gelu_backward goes to oneDNN, which cannot broadcast (float16 only where
+ * the CPU has AVX512-FP16: the runner's capability then reads "AVX512+fp16",
+ * python/opgen_conformance/__main__.py cpu_capability). An expectation with
  * `cpu:` applies only on a machine of that capability (`cpu` here; an
  * expectation with `cpu:` never applies when it is unknown), so it neither
  * hides a failure elsewhere nor turns into XPASS on another CI machine.

@@ -83,7 +83,7 @@ export async function runRunnerProcess(
   }
 }
 
-/** torch.backends.cpu.get_cpu_capability() of eager CPU in `python` ("AVX2", "AVX512", "DEFAULT", ...). */
+/** Eager CPU's capability in `python`: torch.backends.cpu.get_cpu_capability() ("AVX2", "AVX512", "DEFAULT", ...), "+fp16" with AVX512-FP16 (Note [CPU capability]). */
 export async function cpuCapability(python: string): Promise<string> {
   const text = await runnerOutput(python, ["cpu-capability"], "asking eager CPU's capability");
   return text.trim();

@@ -295,8 +295,13 @@ describe("backends/ref, real models (issue 23)", () => {
     const rep = parseReport(readFileSync(json, "utf8"), "zoo.json");
     const models = rep.models ?? [];
     expect(models.length).toBeGreaterThanOrEqual(20);
+    // An XFAIL only where backends/ref's expectations file names the case (each with its reason).
+    const listed = readFileSync(path.join(ROOT, "backends", "ref", "conformance-expectations.yaml"), "utf8");
+    const xfailed = new Set(
+      rep.results.filter((x) => x.status === "xfail" && listed.includes(`op: "${x.op}"`)).map((x) => x.op),
+    );
     const bad = rep.results
-      .filter((x) => !["pass", "skip"].includes(x.status))
+      .filter((x) => !["pass", "skip"].includes(x.status) && !xfailed.has(x.op))
       .map((x) => `${x.op} ${x.check}: ${x.status} ${x.message}`.slice(0, 400));
     expect(bad, String(r.all).slice(-3000)).toEqual([]);
     expect(r.exitCode).toBe(0);
@@ -317,7 +322,7 @@ describe("backends/ref, real models (issue 23)", () => {
     const dom = await dumpDom(`file://${html}`);
     expect(dom).toContain(`<h2 id="models">Models (${models.length})</h2>`);
     expect([...dom.matchAll(/<tr class="model-row" data-case="model:zoo:[\w]+" data-status="pass">/g)]).toHaveLength(
-      models.length,
+      models.length - xfailed.size,
     );
     expect(dom).toMatch(/<p id="models-line">\d+\/\d+ model cases match eager CPU, 0 use the CPU fallback; step time/);
   }, 1_200_000);

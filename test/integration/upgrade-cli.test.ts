@@ -48,7 +48,7 @@ let tmp: string;
 let project: string;
 
 beforeAll(() => {
-  const b = spawnSync("npm", ["run", "--silent", "build"], { cwd: ROOT, encoding: "utf8" });
+  const b = spawnSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: ROOT, encoding: "utf8" }); // in place: never deletes dist/ under a parallel test file
   expect(b.status, b.stderr).toBe(0);
   tmp = mkdtempSync(path.join(tmpdir(), "opgen-upgrade-cli-"));
   project = path.join(tmp, "p");
