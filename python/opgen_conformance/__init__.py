@@ -47,7 +47,7 @@ import os
 # the processes it starts inherit the switch.
 os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 
 # The dtypes the runner knows, by their torch attribute names (tensors.DTYPES
 # maps them to torch's): here so that the coordinator plans a run without

@@ -157,7 +157,7 @@ def rerun(a: argparse.Namespace) -> int:
     s = samples[a.sample]
     runner = Runner(
         a.op, op["kind"], bool(op["view"]), dtype, open_device(config),
-        grad_samples=config.grad_samples, overrides=config.tolerances,
+        grad_samples=config.grad_samples, overrides=config.tolerances, decomposed=bool(op.get("decomposed")),
     )
     print(f"{a.op} {a.dtype} seed={seed} sample={a.sample} source={s.source}")
     print(f"  input {describe(s)}")

@@ -17,7 +17,7 @@ from typing import Any
 from . import PROTOCOL_VERSION
 
 # The keys of one entry of ``ops`` (src/conformance/runconfig.ts RunConfigOp).
-OP_KEYS = ("name", "kind", "view", "core", "dtypes")
+OP_KEYS = ("name", "kind", "view", "core", "decomposed", "dtypes")
 # The keys of one entry of ``models`` (RunConfigModel): one case of a model file.
 MODEL_KEYS = ("name", "file", "case")
 

@@ -36,7 +36,12 @@ class Task:
 
     def message(self) -> dict[str, Any]:
         """What a worker is sent to run this task (worker.py's protocol)."""
-        msg = {"op": self.op["name"], "kind": self.op.get("kind", "functional"), "view": bool(self.op.get("view"))}
+        msg = {
+            "op": self.op["name"],
+            "kind": self.op.get("kind", "functional"),
+            "view": bool(self.op.get("view")),
+            "decomposed": bool(self.op.get("decomposed")),
+        }
         if msg["kind"] == "model":
             msg.update(file=self.op["file"], case=self.op["case"])
         msg.update({"dtype": self.dtype, "start": self.start})

@@ -164,6 +164,7 @@ def _run_task(config: RunConfig, device: Any, task: dict, chan: Channel) -> None
     runner = Runner(
         task["op"], task["kind"], bool(task.get("view")), dtype, device,
         grad_samples=config.grad_samples, overrides=config.tolerances, phase=chan.phase,
+        decomposed=bool(task.get("decomposed")),
     )
     for k in range(int(task.get("start", 0)), len(samples)):
         chan.k = k

@@ -197,6 +197,13 @@ class ChecksTest(unittest.TestCase):
         self.assertEqual(fallback_verdict("add_.Tensor", {"aten::add.out": 2})[0], "fail")
         self.assertEqual(fallback_verdict("addmm", {"aten::mm": 1}), ("warn", "called operators that ran on the CPU fallback: aten::mm x1"))
         self.assertEqual(fallback_verdict("relu", {"aten::relu": 0}), ("pass", ""))
+        # Note [Core overloads through their decomposition]: whatever fell back warns, own sibling included
+        self.assertEqual(
+            fallback_verdict("var.dim", {"aten::var.correction": 1}, decomposed=True),
+            ("warn", "decomposes into operators served by the CPU fallback: aten::var.correction x1"),
+        )
+        self.assertEqual(fallback_verdict("var.dim", {"aten::var.correction": 1})[0], "fail")
+        self.assertEqual(fallback_verdict("var.dim", {}, decomposed=True), ("pass", ""))
 
     def test_a_view_op_on_the_fallback_fails_wherever_it_is(self):
         from opgen_conformance.checks import fallback_verdict, is_view_key

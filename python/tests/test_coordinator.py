@@ -26,7 +26,7 @@ class SchedulerTest(unittest.TestCase):
         self.assertEqual((already, s.tasks_total), (1, 3))
         got = [(t.key, t.start, t.incidents) for t in s.pending]
         self.assertEqual(got, [(("relu", "float32"), 0, 0), (("relu", "int64"), 3, 1)])
-        self.assertEqual(s.next().message(), {"op": "relu", "kind": "functional", "view": False, "dtype": "float32", "start": 0})
+        self.assertEqual(s.next().message(), {"op": "relu", "kind": "functional", "view": False, "decomposed": False, "dtype": "float32", "start": 0})
 
     def test_an_incident_puts_the_task_back_first_until_it_stops(self):
         s = scheduler([op("relu"), op("neg")], max_incidents=2)

@@ -66,7 +66,7 @@ def ordinary(recs):
 
 
 def op(name, kind="functional", dtypes=("float32",)):
-    return {"name": name, "kind": kind, "view": False, "core": False, "dtypes": list(dtypes)}
+    return {"name": name, "kind": kind, "view": False, "core": False, "decomposed": False, "dtypes": list(dtypes)}
 
 
 class PoolTest(unittest.TestCase):

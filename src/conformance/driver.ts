@@ -16,7 +16,7 @@ import { UserError } from "../util/errors.js";
 import { style } from "../util/term.js";
 import { acquireLock, appendText, freshDir, writeText } from "../write/files.js";
 import { aggregate, failed, makeReport, readJsonl } from "./aggregate.js";
-import { decomposedCoreOps, decompositionVerdicts, reportCoverage } from "./coverage.js";
+import { type CoreCoverage, coreCoverage } from "./coverage.js";
 import {
   applyExpectations,
   EMPTY_EXPECTATIONS,
@@ -117,7 +117,8 @@ export async function runTest(opts: TestOptions): Promise<RunOutcome> {
 
   const models = opts.models?.length ? await resolveModelCases(python, opts.models) : [];
   // Note [Core overloads through their decomposition] (coverage.ts): an op run adds them.
-  const decomposed = models.length || opts.faults ? [] : await decomposedCoreOps(project, python);
+  const cov = opts.faults ? undefined : await coreCoverage(project, python);
+  const decomposed = models.length ? [] : (cov?.decomposed ?? []);
   const known = new Set(manifest.operators.map((o) => o.name));
   const runManifest: OpManifest = {
     ...manifest,
@@ -146,7 +147,7 @@ export async function runTest(opts: TestOptions): Promise<RunOutcome> {
     "wait for it to finish, or give this run its own file with --results",
   );
   try {
-    return await runLocked(opts, { project, python, manifest, ops, models, coreTotal, exp, resultsFile });
+    return await runLocked(opts, { project, python, manifest, ops, models, coreTotal, exp, resultsFile, cov });
   } finally {
     lock.release();
   }
@@ -162,10 +163,11 @@ interface Settled {
   readonly coreTotal: number;
   readonly exp: ExpectationsFile;
   readonly resultsFile: string;
+  readonly cov: CoreCoverage | undefined;
 }
 
 async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcome> {
-  const { project, python, manifest, ops, models, coreTotal, exp, resultsFile } = settled;
+  const { project, python, manifest, ops, models, coreTotal, exp, resultsFile, cov } = settled;
   const configFile = `${resultsFile}.config.json`;
   const device = opts.faults ? "cpu" : manifest.device;
   const sanitized = opts.sanitize?.length ? sanitizedRun(project, resultsFile, opts) : undefined;
@@ -185,15 +187,19 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
     cache_dir: opts.cacheDir ?? path.join(project, ".opgen", "cache"),
     // Note [Expectation modes]: the tolerances of this run's mode, without the key the runner does not read
     tolerances: exp.tolerances.filter((t) => modeApplies(t.mode, Boolean(opts.compile))).map(({ mode: _, ...t }) => t),
-    ops: ops.map((o) => ({ name: o.op, kind: o.kind, view: o.view, core: o.core, dtypes: o.dtypes })),
+    ops: ops.map((o) => ({
+      name: o.op,
+      kind: o.kind,
+      view: o.view,
+      core: o.core,
+      decomposed: Boolean(o.decomposed),
+      dtypes: o.dtypes,
+    })),
     models,
   });
   writeText(configFile, `${JSON.stringify(config, null, 2)}\n`);
   // Eager's CPU capability, for expectations that name one (Note [CPU capability]), while the runner runs.
   const cpuP = exp.expectations.some((e) => e.cpu !== undefined) ? cpuCapability(python) : Promise.resolve(undefined);
-  // The uncovered core overloads, for the reports (coverage.ts), while the runner runs.
-  const coverageP =
-    opts.json || opts.html || opts.markdown ? reportCoverage(project, python) : Promise.resolve(undefined);
   if (opts.resume && !existsSync(resultsFile)) {
     process.stderr.write(`opgen-backend: no earlier results at ${resultsFile}; starting from scratch\n`);
   }
@@ -203,10 +209,9 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
   const raw = readJsonl(resultsFile);
   const wanted = [...ops, ...models.map((m) => ({ op: m.name, dtypes: [MODEL_DTYPE] }))];
   const compiled = Boolean(opts.compile);
-  const aggregated: Result[] = decompositionVerdicts(
-    compiled ? aggregate(raw, wanted).map((r) => ({ ...r, compiled: true as const })) : aggregate(raw, wanted),
-    ops,
-  );
+  const aggregated: Result[] = compiled
+    ? aggregate(raw, wanted).map((r) => ({ ...r, compiled: true as const }))
+    : aggregate(raw, wanted);
   const results = applyExpectations(aggregated, exp.expectations, await cpuP, compiled);
   const report = makeReport(
     {
@@ -220,7 +225,7 @@ async function runLocked(opts: TestOptions, settled: Settled): Promise<RunOutcom
     ops,
     results,
     coreTotal,
-    await coverageP,
+    opts.json || opts.html || opts.markdown ? cov?.coverage : undefined,
     modelCases(models, raw, results, manifest.operators, modelTimes(resultsFile)),
   );
   writeOutputs(report, opts);

@@ -121,7 +121,8 @@ export function coreLevel(s: Summary): string {
   const d = s.core_decomposed ?? 0;
   // Note [Core overloads through their decomposition] (coverage.ts): say what served them.
   const fb = s.core_decomposed_fallback ?? 0;
-  const how = d > 0 ? `: ${s.core_passed - d} kernels, ${d} through their decomposition` : "";
+  const k = s.core_passed - d;
+  const how = d > 0 ? `: ${k} kernel${k === 1 ? "" : "s"}, ${d} through their decomposition` : "";
   const fell = fb > 0 ? `; ${fb} decompose${fb === 1 ? "s" : ""} into the CPU fallback` : "";
   return `${s.core_passed}/${s.core_total} (${pct}%)${how}${fell}`;
 }

@@ -11,13 +11,15 @@ import type { Tolerance } from "./expectations.js";
 import type { OpKind } from "./types.js";
 
 /** python/opgen_conformance/__init__.py PROTOCOL_VERSION (a test says they agree). */
-export const RUN_CONFIG_VERSION = 3;
+export const RUN_CONFIG_VERSION = 4;
 
 export interface RunConfigOp {
   readonly name: string;
   readonly kind: OpKind;
   readonly view: boolean;
   readonly core: boolean;
+  /** Note [Core overloads through their decomposition] (coverage.ts): the fallback check only warns */
+  readonly decomposed: boolean;
   readonly dtypes: readonly string[];
 }
 

@@ -36,7 +36,7 @@ const full = runConfig({
   device: "mychip",
   results: "/tmp/r.jsonl",
   cache_dir: "/tmp/cache",
-  ops: [{ name: "add.Tensor", kind: "functional", view: false, core: true, dtypes: ["float32"] }],
+  ops: [{ name: "add.Tensor", kind: "functional", view: false, core: true, decomposed: false, dtypes: ["float32"] }],
 });
 
 describe("the run config contract", () => {
@@ -54,7 +54,7 @@ describe("the run config contract", () => {
       { given: { ...full, grad_samples: undefined }, want: /cfg\.json: missing key\(s\) grad_samples/ },
     ],
     ["an unknown key", { given: { ...full, threads: 4 }, want: /cfg\.json: unknown key\(s\) threads; the keys are / }],
-    ["another version", { given: { ...full, version: 99 }, want: /version 99, this runner reads version 3/ }],
+    ["another version", { given: { ...full, version: 99 }, want: /version 99, this runner reads version 4/ }],
     [
       "an op with a missing key",
       { given: { ...full, ops: [{ name: "add.Tensor", kind: "functional" }] }, want: /ops\[0\] has keys/ },
