@@ -17,7 +17,6 @@
  * (never into the shared interpreter: an installed backend is autoloaded by
  * every `import torch`), which the runner gets on PYTHONPATH.
  */
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -28,7 +27,7 @@ import { runTest, type TestOptions } from "../../src/conformance/driver.js";
 import { toHtml, toJunit } from "../../src/conformance/formats.js";
 import type { Report } from "../../src/conformance/types.js";
 import { chromiumFlags, dumpDom, findChromium } from "../helpers/chromium.js";
-import { cliIn, PYTHON, ROOT } from "../helpers/cli.js";
+import { cliIn, PYTHON } from "../helpers/cli.js";
 
 const python = PYTHON;
 const work = mkdtempSync(path.join(tmpdir(), "opgen-conformance-e2e-"));
@@ -201,9 +200,6 @@ let broken: Built | undefined;
 let setupError: Error | undefined;
 
 beforeAll(async () => {
-  if (!existsSync(path.join(ROOT, "dist", "cli", "main.js"))) {
-    execFileSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: ROOT });
-  }
   try {
     ref = await initAndBuild("refdev");
     broken = await initAndBuild("broken", (dir) => {

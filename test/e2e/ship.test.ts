@@ -19,14 +19,13 @@
  * One project serves all three (each full compile costs minutes in CI); the
  * planted kernels are added after the wheel tests.
  */
-import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Report } from "../../src/conformance/types.js";
-import { cliIn, PYTHON, ROOT } from "../helpers/cli.js";
+import { cliIn, PYTHON } from "../helpers/cli.js";
 
 const python = PYTHON;
 const work = mkdtempSync(path.join(tmpdir(), "opgen-ship-e2e-"));
@@ -61,12 +60,6 @@ async function ok(args: string[], env: Record<string, string> = {}): Promise<str
   if (r.exitCode !== 0) throw new Error(`opgen-backend ${args.join(" ")} failed:\n${String(r.all).slice(-4000)}`);
   return String(r.all);
 }
-
-beforeAll(() => {
-  if (!existsSync(path.join(ROOT, "dist", "cli", "main.js"))) {
-    execFileSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: ROOT });
-  }
-});
 
 const project = path.join(work, "shipw");
 

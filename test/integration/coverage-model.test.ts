@@ -1,6 +1,6 @@
 /**
  * `opgen-backend coverage --model` as a user runs it: a real CLI process on
- * the built dist/ (npm run build), the conformance runner tracing
+ * the built dist/ (compiled once by vitest's globalSetup), the conformance runner tracing
  * test/fixtures/models/coverage.py on eager CPU, a backend YAML a person wrote
  * (comments, a flow list). The listing, --json, --add twice, and bad input.
  * Each run imports torch in the runner, so the runs are few and shared.
@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const MODEL = path.join(ROOT, "test/fixtures/models/coverage.py");
@@ -72,10 +72,6 @@ interface Json {
   added?: string[];
 }
 
-beforeAll(() => {
-  const r = spawnSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: ROOT, encoding: "utf8" }); // in place: never deletes dist/ under a parallel test file
-  expect(r.status, r.stderr).toBe(0);
-});
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe("coverage --model", () => {

@@ -1,8 +1,7 @@
 /**
  * `opgen-backend gen` and `coverage` as a user runs them: a real CLI process
- * on the built dist/ (npm run build), against the installed torch.
+ * on the built dist/ (vitest's globalSetup compiles it), against the installed torch.
  */
-import { spawnSync } from "node:child_process";
 import {
   cpSync,
   existsSync,
@@ -15,7 +14,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { cliSync } from "../helpers/cli.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -24,11 +23,6 @@ const FIX = path.join(ROOT, "test/fixtures");
 const cli = cliSync;
 
 const fresh = () => mkdtempSync(path.join(tmpdir(), "opgen-gencli-"));
-
-beforeAll(() => {
-  const r = spawnSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: ROOT, encoding: "utf8" }); // in place: never deletes dist/ under a parallel test file
-  expect(r.status, r.stderr).toBe(0);
-});
 
 describe("gen on bad input", () => {
   const cases: [string, string, RegExp[]][] = [
