@@ -28,6 +28,7 @@ import {
   parseShard,
   type Selection,
 } from "../conformance/select.js";
+import type { Report } from "../conformance/types.js";
 import { UserError } from "../util/errors.js";
 import { style } from "../util/term.js";
 import { isProblem } from "../vocab.js";
@@ -79,9 +80,7 @@ async function upstreamAction(dir: string, f: TestFlags, timeoutGiven: boolean):
   }
   const { runUpstream, UPSTREAM_TIMEOUT_S } = await import("../conformance/upstream.js");
   const { report } = await runUpstream({
-    projectDir: dir,
-    python: f.python,
-    manifest: f.manifest,
+    ...projectOf(dir, f),
     files: Array.isArray(f.upstream) ? f.upstream : [],
     ...(f.upstreamDir ? { dir: f.upstreamDir } : {}),
     strict: Boolean(f.strict),
@@ -91,11 +90,7 @@ async function upstreamAction(dir: string, f: TestFlags, timeoutGiven: boolean):
     expectations: f.expectations,
     results: f.results,
     cacheDir: f.cacheDir,
-    json: f.json,
-    junit: f.junit,
-    html: f.html,
-    markdown: f.markdown,
-    quiet: Boolean(f.quiet),
+    ...outputsOf(f),
   });
   if (f.failOnProblems) checkOutcome(report);
 }
@@ -144,12 +139,59 @@ function machineMemory(): number {
 }
 
 export function registerConformanceCommands(program: Command): void {
-  program
-    .command("test")
-    .description("run the conformance suite: every registered overload vs eager CPU PyTorch, per dtype and check")
+  registerTestCommand(program);
+  registerBenchCommand(program);
+  registerReportCommands(program);
+}
+
+/** `[project-dir]`, `--python`, `--manifest`: the project whose device `test` and `bench` run. */
+function projectArguments(cmd: Command): Command {
+  return cmd
     .argument("[project-dir]", "the backend project (its csrc/generated/op_manifest.json is read)", ".")
     .option("--python <path>", "the Python the device package is installed in (else $OPGEN_PYTHON, else python3)")
-    .option("--manifest <file>", "op manifest to read instead of <project>/csrc/generated/op_manifest.json")
+    .option("--manifest <file>", "op manifest to read instead of <project>/csrc/generated/op_manifest.json");
+}
+
+/** What projectArguments read, as every runner takes it. */
+function projectOf(dir: string, f: { python?: string; manifest?: string }) {
+  return { projectDir: dir, python: f.python, manifest: f.manifest };
+}
+
+/** The report files a run writes, and whether it prints progress (ReportFlags, as the runners take them). */
+function outputsOf(f: ReportFlags) {
+  return { json: f.json, junit: f.junit, html: f.html, markdown: f.markdown, quiet: Boolean(f.quiet) };
+}
+
+/** Writes a finished report's files, prints its summary and fails on its problems, as ReportFlags say. */
+function publish(report: Report, f: ReportFlags): void {
+  writeOutputs(report, f);
+  if (!f.quiet) process.stdout.write(toTerminal(report, style(process.stdout)));
+  if (f.failOnProblems) checkOutcome(report);
+}
+
+/** Whether the command line gave --timeout (each kind of run has its own default otherwise). */
+function timeoutGiven(cmd: Command): boolean {
+  return cmd.getOptionValueSource("timeout") !== "default";
+}
+
+function registerTestCommand(program: Command): void {
+  const cmd = program
+    .command("test")
+    .description("run the conformance suite: every registered overload vs eager CPU PyTorch, per dtype and check");
+  projectArguments(cmd);
+  testSelectionOptions(cmd);
+  testRunOptions(cmd);
+  testOutputOptions(cmd);
+  cmd.action(async (dir: string, f: TestFlags, c: Command) => {
+    if (f.upstream !== undefined || f.upstreamDir !== undefined) await upstreamAction(dir, f, timeoutGiven(c));
+    else if (f.distributed !== undefined) await distributedAction(dir, f, f.distributed, timeoutGiven(c));
+    else await operatorsAction(dir, f, timeoutGiven(c));
+  });
+}
+
+/** What `test` runs: the operators (--ops, --core, --dtypes, --shard), a model, upstream tests or c10d. */
+function testSelectionOptions(cmd: Command): void {
+  cmd
     .option(
       "--ops <globs>",
       "only overloads matching these globs (comma-separated, repeatable), e.g. 'add*,mul.Tensor'",
@@ -185,7 +227,12 @@ export function registerConformanceCommands(program: Command): void {
       "--compile",
       "compiled mode: each sample's device call (with --model: the model's forward and backward) through torch.compile(backend=\"inductor\") against the same eager CPU judges; Inductor failing to compile is its own status, compile-failed, and graph breaks warn; --timeout defaults to 300 s here",
     )
-    .option("--shard <i/n>", "run the i-th of n deterministic shards (merge them with `report merge`)")
+    .option("--shard <i/n>", "run the i-th of n deterministic shards (merge them with `report merge`)");
+}
+
+/** How `test` runs: workers and their limits, samples, resuming, expectations, faults, sanitizers. */
+function testRunOptions(cmd: Command): void {
+  cmd
     .option("-j, --workers <n>", "worker processes", int("--workers", 1))
     .option(
       "--worker-memory <size>",
@@ -210,89 +257,84 @@ export function registerConformanceCommands(program: Command): void {
     .option(
       "--sanitize [list]",
       "run the workers on the project's `build --sanitize` build (default address,undefined): a sanitizer finding is a crash of its sample, with the report's first frames",
-    )
+    );
+}
+
+/** The reports `test` writes (ReportFlags). */
+function testOutputOptions(cmd: Command): void {
+  cmd
     .option("--json <file>", "write the JSON report")
     .option("--junit <file>", "write JUnit XML (one testcase per op × dtype × check)")
     .option("--html <file>", "write the self-contained HTML report")
     .option("--markdown <file>", "write the Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)")
     .option("-q, --quiet", "no progress and no terminal summary")
-    .option("--no-fail-on-problems", "exit 0 even when checks fail")
-    .action(async (dir: string, f: TestFlags, cmd: Command) => {
-      if (f.upstream !== undefined || f.upstreamDir !== undefined) {
-        await upstreamAction(dir, f, cmd.getOptionValueSource("timeout") !== "default");
-        return;
-      }
-      if (f.distributed !== undefined) {
-        const report = await runDistributed({
-          projectDir: dir,
-          python: f.python,
-          manifest: f.manifest,
-          world: f.distributed,
-          // the whole run (rank start-up included), unless --timeout says otherwise
-          timeoutS: cmd.getOptionValueSource("timeout") === "default" ? 300 : f.timeout,
-        });
-        writeOutputs(report, f);
-        if (!f.quiet) process.stdout.write(toTerminal(report, style(process.stdout)));
-        if (f.failOnProblems) checkOutcome(report);
-        return;
-      }
-      for (const [flag, on] of [
-        ["--strict", f.strict],
-        ["--update-expectations", f.updateExpectations],
-      ] as const) {
-        if (on) throw new UserError(`${flag} applies to --upstream runs`);
-      }
-      const workers = f.workers ?? Math.max(1, Math.min(4, availableParallelism()));
-      const { report, sanitized } = await runTest({
-        projectDir: dir,
-        python: f.python,
-        manifest: f.manifest,
-        selection: selectionOf(f),
-        workers,
-        workerMemoryBytes:
-          f.workerMemory !== undefined
-            ? parseMemorySize(f.workerMemory)
-            : defaultWorkerMemory(machineMemory(), workers),
-        // Note [Compiled mode]: a sample's first call compiles (Dynamo, Inductor, the C++ compiler)
-        timeoutS: f.compile && cmd.getOptionValueSource("timeout") === "default" ? COMPILE_TIMEOUT_S : f.timeout,
-        seed: f.seed,
-        maxSamples: f.maxSamples,
-        resume: Boolean(f.resume),
-        results: f.results,
-        expectations: f.expectations,
-        faults: f.faults,
-        cacheDir: f.cacheDir,
-        ...(f.sanitize !== undefined
-          ? { sanitize: parseSanitizers(f.sanitize === true ? "address,undefined" : f.sanitize) }
-          : {}),
-        json: f.json,
-        junit: f.junit,
-        html: f.html,
-        markdown: f.markdown,
-        quiet: Boolean(f.quiet),
-        ...(f.model ? { models: f.model } : {}),
-        ...(f.compile ? { compile: true } : {}),
-      });
-      // Custom operators against their references (issue 14): once per run, not per shard.
-      let customFailed = 0;
-      if (!f.faults && !f.model && !f.compile && (!f.shard || f.shard.startsWith("1/")) && hasCustomOps(dir)) {
-        customFailed = await runCustomOps({
-          projectDir: dir,
-          python: f.python,
-          manifest: f.manifest,
-          quiet: f.quiet,
-          ...(sanitized ? { sanitized } : {}),
-        });
-      }
-      if (f.failOnProblems) checkOutcome(report);
-      if (f.failOnProblems && customFailed > 0) {
-        throw new UserError(`conformance: ${customFailed} custom operator check(s) failed`);
-      }
+    .option("--no-fail-on-problems", "exit 0 even when checks fail");
+}
+
+/** `test --distributed n`: the c10d backend's collectives at world size n (src/conformance/distributed.ts). */
+async function distributedAction(dir: string, f: TestFlags, world: number, timeoutGiven: boolean): Promise<void> {
+  const report = await runDistributed({
+    ...projectOf(dir, f),
+    world,
+    // the whole run (rank start-up included), unless --timeout says otherwise
+    timeoutS: timeoutGiven ? f.timeout : 300,
+  });
+  publish(report, f);
+}
+
+/** `test` on the operators (or a model's cases): the worker pool, then the custom operators. */
+async function operatorsAction(dir: string, f: TestFlags, timeoutGiven: boolean): Promise<void> {
+  for (const [flag, on] of [
+    ["--strict", f.strict],
+    ["--update-expectations", f.updateExpectations],
+  ] as const) {
+    if (on) throw new UserError(`${flag} applies to --upstream runs`);
+  }
+  const workers = f.workers ?? Math.max(1, Math.min(4, availableParallelism()));
+  const { report, sanitized } = await runTest({
+    ...projectOf(dir, f),
+    selection: selectionOf(f),
+    workers,
+    workerMemoryBytes:
+      f.workerMemory !== undefined ? parseMemorySize(f.workerMemory) : defaultWorkerMemory(machineMemory(), workers),
+    // Note [Compiled mode]: a sample's first call compiles (Dynamo, Inductor, the C++ compiler)
+    timeoutS: f.compile && !timeoutGiven ? COMPILE_TIMEOUT_S : f.timeout,
+    seed: f.seed,
+    maxSamples: f.maxSamples,
+    resume: Boolean(f.resume),
+    results: f.results,
+    expectations: f.expectations,
+    faults: f.faults,
+    cacheDir: f.cacheDir,
+    ...(f.sanitize !== undefined
+      ? { sanitize: parseSanitizers(f.sanitize === true ? "address,undefined" : f.sanitize) }
+      : {}),
+    ...outputsOf(f),
+    ...(f.model ? { models: f.model } : {}),
+    ...(f.compile ? { compile: true } : {}),
+  });
+  // Custom operators against their references: once per run, not per shard.
+  let customFailed = 0;
+  if (!f.faults && !f.model && !f.compile && (!f.shard || f.shard.startsWith("1/")) && hasCustomOps(dir)) {
+    customFailed = await runCustomOps({
+      ...projectOf(dir, f),
+      quiet: f.quiet,
+      ...(sanitized ? { sanitized } : {}),
     });
+  }
+  if (f.failOnProblems) checkOutcome(report);
+  if (f.failOnProblems && customFailed > 0) {
+    throw new UserError(`conformance: ${customFailed} custom operator check(s) failed`);
+  }
+}
 
-  registerBenchCommand(program);
-
+function registerReportCommands(program: Command): void {
   const report = program.command("report").description("work with conformance and bench reports");
+  registerMergeCommand(report);
+  registerDiffCommand(report);
+}
+
+function registerMergeCommand(report: Command): void {
   report
     .command("merge")
     .description("combine the JSON reports of `test --shard i/n` runs into one report")
@@ -303,40 +345,30 @@ export function registerConformanceCommands(program: Command): void {
     .option("--markdown <file>", "write the Markdown summary")
     .option("-q, --quiet", "no terminal summary")
     .option("--no-fail-on-problems", "exit 0 even when the merged report has failures")
-    .action((files: string[], f: ReportFlags) => {
-      const reports = files.map((file) => {
-        let text: string;
-        try {
-          text = readFileSync(file, "utf8");
-        } catch (e) {
-          throw new UserError(`cannot read report ${file}: ${(e as Error).message}`);
-        }
-        return { file, report: parseReport(text, file) };
-      });
-      const merged = mergeReports(reports);
-      const missing = missingShards(merged.meta.shards);
-      if (missing.length > 0) {
-        process.stderr.write(
-          `opgen-backend: warning: shard${missing.length > 1 ? "s" : ""} ${missing.join(", ")} not merged; the report covers part of the run\n`,
-        );
-      }
-      writeOutputs(merged, f);
-      if (!f.quiet) process.stdout.write(toTerminal(merged, style(process.stdout)));
-      if (f.failOnProblems) checkOutcome(merged);
-    });
+    .action(mergeAction);
+}
 
-  report
-    .command("diff")
-    .description(
-      "what regressed, got fixed, is new or gone between two JSON reports (e.g. main's and this branch's); conformance or bench reports",
-    )
-    .argument("<old>", "the baseline JSON report (e.g. the main branch's last run)")
-    .argument("<new>", "the JSON report to judge")
-    .option("--json", "print the diff as JSON instead of the table")
-    .option("--markdown <file>", "also write a short Markdown summary (for a pull-request comment or job summary)")
-    .addHelpText(
-      "after",
-      `
+function mergeAction(files: string[], f: ReportFlags): void {
+  const reports = files.map((file) => {
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch (e) {
+      throw new UserError(`cannot read report ${file}: ${(e as Error).message}`);
+    }
+    return { file, report: parseReport(text, file) };
+  });
+  const merged = mergeReports(reports);
+  const missing = missingShards(merged.meta.shards);
+  if (missing.length > 0) {
+    process.stderr.write(
+      `opgen-backend: warning: shard${missing.length > 1 ? "s" : ""} ${missing.join(", ")} not merged; the report covers part of the run\n`,
+    );
+  }
+  publish(merged, f);
+}
+
+const DIFF_HELP = `
 A result (op x dtype x check) regressed when it is a problem (fail, crash,
 timeout, xpass) in <new> and was not one in <old>, or is a worse one
 (fail -> crash). Results only in <new> are "new", only in <old> "gone".
@@ -349,32 +381,43 @@ runs' relative spreads (IQR/median) added in quadrature), or it was timed in
 Exit status:
   0  nothing regressed and no new result is a problem
   1  something regressed, or a new result is a problem (gate CI on this)
-  2  bad input: a file is missing, not JSON, or not a conformance report`,
+  2  bad input: a file is missing, not JSON, or not a conformance report`;
+
+interface DiffFlags {
+  json?: boolean;
+  markdown?: string;
+}
+
+function registerDiffCommand(report: Command): void {
+  report
+    .command("diff")
+    .description(
+      "what regressed, got fixed, is new or gone between two JSON reports (e.g. main's and this branch's); conformance or bench reports",
     )
-    .action(async (oldFile: string, newFile: string, f: { json?: boolean; markdown?: string }) => {
-      if (isBenchFile(oldFile) || isBenchFile(newFile)) {
-        await benchDiffAction(oldFile, newFile, f);
-        return;
-      }
-      let d: ReturnType<typeof diffReports>;
-      try {
-        d = diffReports(readReportForDiff(oldFile), readReportForDiff(newFile));
-      } catch (e) {
-        if (!(e instanceof DiffInputError)) throw e;
-        process.stderr.write(`opgen-backend: ${e.message}\n`);
-        process.exit(2);
-      }
-      if (f.markdown) {
-        writeText(f.markdown, diffToMarkdown(d));
-      }
-      process.stdout.write(f.json ? diffToJson(d) : diffToTerminal(d, style(process.stdout)));
-      if (d.gate) {
-        const newProblems = d.added.filter((e) => e.new !== undefined && isProblem(e.new));
-        throw new UserError(
-          `report diff: ${d.regressed.length} regressed, ${newProblems.length} new problem${newProblems.length === 1 ? "" : "s"}`,
-        );
-      }
+    .argument("<old>", "the baseline JSON report (e.g. the main branch's last run)")
+    .argument("<new>", "the JSON report to judge")
+    .option("--json", "print the diff as JSON instead of the table")
+    .option("--markdown <file>", "also write a short Markdown summary (for a pull-request comment or job summary)")
+    .addHelpText("after", DIFF_HELP)
+    .action(async (oldFile: string, newFile: string, f: DiffFlags) => {
+      if (isBenchFile(oldFile) || isBenchFile(newFile)) await benchDiffAction(oldFile, newFile, f);
+      else diffAction(oldFile, newFile, f);
     });
+}
+
+/** `report diff` of two conformance reports; a file it cannot read is a DiffInputError (exit 2). */
+function diffAction(oldFile: string, newFile: string, f: DiffFlags): void {
+  const d = diffReports(readReportForDiff(oldFile), readReportForDiff(newFile));
+  if (f.markdown) {
+    writeText(f.markdown, diffToMarkdown(d));
+  }
+  process.stdout.write(f.json ? diffToJson(d) : diffToTerminal(d, style(process.stdout)));
+  if (d.gate) {
+    const newProblems = d.added.filter((e) => e.new !== undefined && isProblem(e.new));
+    throw new UserError(
+      `report diff: ${d.regressed.length} regressed, ${newProblems.length} new problem${newProblems.length === 1 ? "" : "s"}`,
+    );
+  }
 }
 
 /** Whether a file given to `report diff` is a bench report (bad files are the conformance reader's to explain). */
@@ -386,11 +429,7 @@ function isBenchFile(file: string): boolean {
   }
 }
 
-async function benchDiffAction(
-  oldFile: string,
-  newFile: string,
-  f: { json?: boolean; markdown?: string },
-): Promise<void> {
+async function benchDiffAction(oldFile: string, newFile: string, f: DiffFlags): Promise<void> {
   const { benchDiffToMarkdown, benchDiffToTerminal, diffBench, isBenchReport } = await import(
     "../conformance/bench-report.js"
   );
@@ -399,14 +438,12 @@ async function benchDiffAction(
     try {
       r = JSON.parse(readFileSync(file, "utf8"));
     } catch (e) {
-      process.stderr.write(`opgen-backend: report diff: ${file}: cannot read it as JSON (${(e as Error).message})\n`);
-      process.exit(2);
+      throw new DiffInputError(`report diff: ${file}: cannot read it as JSON (${(e as Error).message})`);
     }
     if (!isBenchReport(r) || !Array.isArray(r.rows)) {
-      process.stderr.write(
-        `opgen-backend: report diff: ${file}: not a bench report; compare two \`bench --json\` reports (or two \`test --json\` ones)\n`,
+      throw new DiffInputError(
+        `report diff: ${file}: not a bench report; compare two \`bench --json\` reports (or two \`test --json\` ones)`,
       );
-      process.exit(2);
     }
     return { file, report: r };
   };
@@ -441,14 +478,12 @@ interface BenchFlags {
 }
 
 function registerBenchCommand(program: Command): void {
-  program
+  const cmd = program
     .command("bench")
     .description(
       "time every listed operator on the device and on eager (CUDA where torch has a GPU, else CPU) in one process per worker, at the same thread count",
-    )
-    .argument("[project-dir]", "the backend project (its csrc/generated/op_manifest.json is read)", ".")
-    .option("--python <path>", "the Python the device package is installed in (else $OPGEN_PYTHON, else python3)")
-    .option("--manifest <file>", "op manifest to read instead of <project>/csrc/generated/op_manifest.json")
+    );
+  projectArguments(cmd)
     .option("--ops <globs>", "only overloads matching these globs (comma-separated, repeatable)", collect)
     .option("--core", "only the core-ATen overloads")
     .option(
@@ -488,9 +523,7 @@ function registerBenchCommand(program: Command): void {
       if (f.clock !== "wall" && f.clock !== "cpu") throw new UserError(`--clock ${f.clock}: expected wall or cpu`);
       const { parseRepeatOp, runBench } = await import("../conformance/bench.js");
       await runBench({
-        projectDir: dir,
-        python: f.python,
-        manifest: f.manifest,
+        ...projectOf(dir, f),
         selection: selectionOf(f),
         workers: f.workers ?? 1,
         threads: f.threads,

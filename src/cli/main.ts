@@ -1,7 +1,8 @@
 /**
  * Commander wiring and exit codes only. Each command lives in its own module;
- * this file maps UserError to `opgen-backend: message` + exit 1 and lets
- * anything else (a bug) propagate with its stack.
+ * this file maps UserError to `opgen-backend: message` + its exit code (1
+ * unless the error says otherwise: Note [Exit codes] in src/util/errors.ts)
+ * and lets anything else (a bug) propagate with its stack.
  *
  * Command modules are imported only when their command runs: the scaffold
  * and conformance commands pull in execa, the `yaml` package and Handlebars'
@@ -108,7 +109,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (err instanceof UserError) {
       for (const d of err.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
       process.stderr.write(`opgen-backend: ${err.message}\n`);
-      return 1;
+      return err.exitCode;
     }
     throw err;
   }

@@ -332,9 +332,8 @@ Exit status:
         });
       } catch (e) {
         if (!(e instanceof BadInput || e instanceof UserError)) throw e;
-        if (e instanceof UserError) for (const d of e.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
-        process.stderr.write(`opgen-backend: upgrade: ${e.message}\n`);
-        process.exit(2);
+        // Bad input exits 2: 1 means "action needed" (Note [Exit codes]).
+        throw new UserError(`upgrade: ${e.message}`, e instanceof UserError ? e.diagnostics : [], { exitCode: 2 });
       }
       if (opts.markdown) {
         const md = path.resolve(opts.markdown);

@@ -23,8 +23,12 @@ import { compareResults, problemCount } from "./aggregate.js";
 import { coreLevel } from "./formats.js";
 import type { Report, Result, Status, Summary } from "./types.js";
 
-/** Bad input to `report diff` (exit 2, not 1: 1 means "regressed"). */
-export class DiffInputError extends UserError {}
+/** Bad input to `report diff` (exit 2, not 1: 1 means "regressed"; Note [Exit codes]). */
+export class DiffInputError extends UserError {
+  constructor(message: string) {
+    super(message, [], { exitCode: 2 });
+  }
+}
 
 export interface DiffEntry {
   readonly op: string;

@@ -34,12 +34,21 @@ export function formatDiagnostic(d: Diagnostic): string {
   return `${where}${sev}${d.message}`;
 }
 
+/**
+ * Note [Exit codes]: a command's actions throw and never exit; main
+ * (src/cli/main.ts) prints the error and returns its exitCode. That is 1, or
+ * what a command documents for a kind of failure: `report diff` and `upgrade`
+ * exit 2 on bad input because their 1 means "regressed" / "action needed".
+ */
 export class UserError extends Error {
   readonly diagnostics: readonly Diagnostic[];
-  constructor(message: string, diagnostics: readonly Diagnostic[] = []) {
+  /** The process's exit status when this reaches main (Note [Exit codes]). */
+  readonly exitCode: number;
+  constructor(message: string, diagnostics: readonly Diagnostic[] = [], options: { readonly exitCode?: number } = {}) {
     super(message);
     this.name = "UserError";
     this.diagnostics = diagnostics;
+    this.exitCode = options.exitCode ?? 1;
   }
 
   static fromDiagnostics(diagnostics: readonly Diagnostic[]): UserError {

@@ -337,6 +337,8 @@ describe("report diff (Note [Report diff])", () => {
         err = e;
       }
       expect(err).toBeInstanceOf(DiffInputError);
+      // main exits with it (Note [Exit codes]): 2, since 1 means "regressed"
+      expect((err as DiffInputError).exitCode).toBe(2);
       expect((err as Error).message).toMatch(re);
       expect((err as Error).message).not.toContain("\n");
     };
