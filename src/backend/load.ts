@@ -24,10 +24,11 @@ import { type Diagnostic, type SourceLoc, UserError } from "../util/errors.js";
 import { fastParse } from "../yaml/backend.js";
 import { parseDocument } from "../yaml/document.js";
 import { isAlias, isMap, type YMap, type YNode, type YPair } from "../yaml/tree.js";
-import { checkAutogradBackwards, readCustom } from "./custom.js";
 import { readBackend, readDevice, readPythonPackage } from "./keys/backend.js";
+import { checkAutogradBackwards } from "./keys/backward.js";
 import { describe, isNullScalar, KeyContext, pyyamlString, type TopKeys } from "./keys/context.js";
 import { readCppNamespace, readKernelHome } from "./keys/cpp.js";
+import { readCustom } from "./keys/custom.js";
 import { readDtypes } from "./keys/dtypes.js";
 import { readFallback } from "./keys/fallback.js";
 import { readNonNative } from "./keys/nonnative.js";
@@ -243,11 +244,10 @@ function checkTop(cx: KeyContext, yamlTop: YMap): Omit<BackendConfig, "warnings"
   const device = readDevice(cx, backend, top.value("device"), backendLoc);
   const pythonPackage = readPythonPackage(cx, device, top.value("python_package"));
 
-  // custom operators and the backwards autograd entries name (custom.ts)
-  const rc = cx.readerContext(device);
-  const custom = readCustom(rc, top.value("custom"));
+  // custom operators and the backwards autograd entries name (keys/custom.ts, keys/backward.ts)
+  const custom = readCustom(cx, top.value("custom"), device);
   const autogradBackward = checkAutogradBackwards(
-    rc,
+    cx,
     lists.autograd.flatMap((e) => {
       const m = lists.autogradMappings.get(e.name);
       return m ? [{ name: e.name, loc: e.loc, fn: e.fn, ...m }] : [];

@@ -10,7 +10,6 @@ import type { OperatorCatalog } from "../../model/types.js";
 import type { Diagnostic, SourceLoc } from "../../util/errors.js";
 import { positions } from "../../yaml/document.js";
 import { isAlias, isMap, isScalar, isSeq } from "../../yaml/tree.js";
-import type { ReaderContext } from "../custom.js";
 import { q } from "../names.js";
 
 // PyYAML's bool resolver (yaml/resolver.py), which is what torchgen sees.
@@ -131,20 +130,15 @@ export class KeyContext {
     this.diags.push({ severity: "warning", loc, message });
   }
 
-  /** What custom.ts needs of this context. */
-  readerContext(device: string): ReaderContext {
-    return {
-      device,
-      locOf: (n) => this.locOf(n),
-      error: (l, m) => this.error(l, m),
-      warn: (l, m) => this.warn(l, m),
-      str: (n) => pyyamlString(n),
-      quoted: (n) => {
-        const at = (n as { offset?: unknown } | null)?.offset;
-        return typeof at === "number" && (this.text[at] === '"' || this.text[at] === "'");
-      },
-      atenHasBase: (base) => this.catalog.hasBase?.(base) ?? this.ix.overloads.has(base),
-    };
+  /** Whether a scalar is written in quotes (its value then starts one column later). */
+  quoted(node: unknown): boolean {
+    const at = (node as { offset?: unknown } | null)?.offset;
+    return typeof at === "number" && (this.text[at] === '"' || this.text[at] === "'");
+  }
+
+  /** True when `base` names an aten operator (any overload): a custom operator's name must not. */
+  hasBase(base: string): boolean {
+    return this.catalog.hasBase?.(base) ?? this.ix.overloads.has(base);
   }
 
   readString(key: string, node: unknown): Read<string> {

@@ -10,10 +10,10 @@ import type { NativeFunction, NativeFunctionsGroup } from "../../model/types.js"
 import type { SourceLoc } from "../../util/errors.js";
 import type { YMap } from "../../yaml/tree.js";
 import { isAlias, isMap, isSeq } from "../../yaml/tree.js";
-import { readAutogradMapping } from "../custom.js";
 import { q } from "../names.js";
 import { didYouMean } from "../suggest.js";
 import type { OpEntry } from "../types.js";
+import { readAutogradMapping } from "./backward.js";
 import { describe, isNullScalar, type KeyContext, pyyamlString, type TopKeys } from "./context.js";
 
 export type OpListKey = "supported" | "autograd" | "symint" | "full_codegen" | "ir_gen" | "runtime";
@@ -25,7 +25,7 @@ interface RawEntry {
   readonly fn: NativeFunction | null;
 }
 
-/** An `autograd:` entry written as a mapping: the backward it names (custom.ts). */
+/** An `autograd:` entry written as a mapping: the backward it names (backward.ts). */
 export interface AutogradMapping {
   readonly backward: string | null;
   readonly backwardLoc: SourceLoc | null;
@@ -97,7 +97,7 @@ function readOpList(
     if (isAlias(item)) continue;
     const loc = cx.locOf(item);
     if (key === "autograd" && isMap(item)) {
-      const m = readAutogradMapping(cx.readerContext(""), item);
+      const m = readAutogradMapping(cx, item);
       if (m) {
         // A name listed twice keeps its first entry (dedup warns about the second), mapping included.
         if (!named.some((n) => n.name === m.name))
