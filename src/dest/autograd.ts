@@ -27,62 +27,44 @@
  * gradient (integral or bool dtype), are marked non-differentiable, as
  * VariableType does.
  *
+ * What gets a Function, with what backward, is the Plan's (`functions`,
+ * src/dest/plan.ts); this file prints it.
+ *
  * Note [Saved arguments]: tensors are saved with save_for_backward (an
  * absent `Tensor?` as an undefined tensor); int, float, bool, str, Scalar
  * and int lists in ctx->saved_data as IValues, read back as the owning C++
  * type (std::string for str, std::vector<int64_t> for int[]).
  */
 import { DispatcherSignature } from "../api/dispatcher.js";
-import {
-  type BackwardFormula,
-  type CustomOp,
-  formulaNames,
-  functionProblem,
-  isPlainTensor,
-} from "../backend/custom.js";
-import type { BackendConfig } from "../backend/types.js";
+import { type BackwardFormula, formulaNames, isPlainTensor } from "../backend/custom.js";
 import { callArguments, printType } from "../model/schema.js";
-import type { Argument, FunctionSchema } from "../model/types.js";
-import type { Plan } from "./plan.js";
+import type { Argument } from "../model/types.js";
+import { type AutogradFunction, NO_FLAGS, type Plan } from "./plan.js";
+import { CppFile } from "./printer.js";
 
-const NO_FLAGS = { symint: false, constRefForMutable: false, iListRef: false } as const;
-
-/** The `autograd:` entries that get a Function (Note [Autograd entries are Functions]). */
-export function wrappedAutograd(config: BackendConfig): ReadonlySet<string> {
-  return new Set(
-    config.autograd
-      .filter((e) => config.autogradBackward.has(e.name) && functionProblem(e.fn) === null)
-      .map((e) => e.name),
-  );
-}
-
-/** `static <decl>;` (or a free function's) for each custom kernel, as the header declares them. */
-export function customDeclarations(config: BackendConfig): string[] {
-  const decls = config.custom.map((o) => {
-    const sig = new DispatcherSignature(o.func, NO_FLAGS, o.kernel);
-    return config.kernelHome.kind === "class" ? `static ${sig.decl()};` : `${sig.decl()};`;
-  });
-  return [...new Set(decls)].sort();
-}
-
-interface FnModel {
-  /** The qualified operator (`aten::gelu`, `ref::fused_bias_gelu`) and overload. */
-  readonly ns: string;
-  readonly name: string;
-  readonly overload: string;
-  readonly func: FunctionSchema;
-  readonly backward: CustomOp | null;
-  /** The backward as formulas (Note [Backward formulas] in src/backend/custom.ts), or null. */
-  readonly formula: BackwardFormula | null;
-  /** Returns derivatives.yaml's output_differentiability marks False. */
-  readonly nonDifferentiable: readonly number[];
-}
+/**
+ * The include block's order (Note [Include order] in printer.ts): what gen
+ * has always printed, formulas' headers first.
+ */
+const INCLUDE_ORDER = [
+  "<ATen/Functions.h>",
+  "<ATen/TensorOperators.h>",
+  "<ATen/Tensor.h>",
+  "<ATen/core/dispatch/Dispatcher.h>",
+  "<c10/core/ScalarType.h>",
+  "<torch/csrc/autograd/custom_function.h>",
+  "<torch/library.h>",
+  "<optional>",
+  "<string>",
+  "<tuple>",
+  /^"/,
+];
 
 function cxxString(s: string): string {
   return JSON.stringify(s);
 }
 
-function className(m: FnModel): string {
+function className(m: AutogradFunction): string {
   const base = `${m.ns}_${m.name}${m.overload ? `_${m.overload}` : ""}`;
   return `${base.replace(/(^|_)([a-z0-9])/g, (_, _u, c: string) => c.toUpperCase())}Function`;
 }
@@ -116,6 +98,10 @@ function savedValue(t: string): { store: (x: string) => string; load: (x: string
   }
 }
 
+function savedOf(a: Argument): ReturnType<typeof savedValue> {
+  return savedValue(printType(a.type).replace(/\[\d+\]$/, "[]"));
+}
+
 /**
  * The body of a backward written as formulas (Note [Backward formulas] in
  * src/backend/custom.ts): locals for the names the formulas use, as the
@@ -124,75 +110,139 @@ function savedValue(t: string): { store: (x: string) => string; load: (x: string
  * get a local, so the generated code has no unused variables.
  */
 function formulaBackward(
-  m: FnModel,
-  f: BackwardFormula,
+  f: CppFile,
+  m: AutogradFunction,
+  formula: BackwardFormula,
   args: readonly Argument[],
   tensors: readonly Argument[],
   nOut: number,
-): string[] {
+): void {
+  // Formulas call ATen's functions (at::rsqrt(...)) and operators (grad * x) as well as Tensor methods.
+  f.include("<ATen/Functions.h>", "<ATen/TensorOperators.h>");
   const used = new Set<string>();
-  for (const e of f.entries) {
+  for (const e of formula.entries) {
     const r = formulaNames(e.expr);
     if ("names" in r) for (const n of r.names) used.add(n.name);
   }
-  const L: string[] = [];
-  L.push("    // Note [Backward formulas]: the names the formulas use.");
+  f.line("    // Note [Backward formulas]: the names the formulas use.");
   const savedTensors = tensors.filter((a) => used.has(a.name));
   const results = nOut === 1 ? ["result"] : Array.from({ length: nOut }, (_, i) => `result${i}`);
   const usedResults = results.filter((r) => used.has(r));
   if (savedTensors.length > 0 || usedResults.length > 0) {
-    L.push("    const torch::autograd::variable_list saved = ctx->get_saved_variables();");
-  } else L.push("    (void)ctx;");
+    f.line("    const torch::autograd::variable_list saved = ctx->get_saved_variables();");
+  } else f.line("    (void)ctx;");
   for (const a of args) {
     if (!used.has(a.name)) continue;
     const ti = tensors.indexOf(a);
     if (ti >= 0) {
-      L.push(
+      f.line(
         printType(a.type) === "Tensor?"
           ? `    const std::optional<at::Tensor> ${a.name} = saved[${ti}].defined() ? std::optional<at::Tensor>(saved[${ti}]) : std::nullopt;`
           : `    const at::Tensor& ${a.name} = saved[${ti}];`,
       );
     } else {
-      const load = savedValue(printType(a.type).replace(/\[\d+\]$/, "[]")).load(
-        `ctx->saved_data[${cxxString(a.name)}]`,
-      );
-      L.push(`    const auto ${a.name} = ${load};`);
+      f.line(`    const auto ${a.name} = ${savedOf(a).load(`ctx->saved_data[${cxxString(a.name)}]`)};`);
     }
   }
   for (const [i, r] of results.entries()) {
-    if (used.has(r)) L.push(`    const at::Tensor& ${r} = saved[${tensors.length + i}];`);
+    if (used.has(r)) f.line(`    const at::Tensor& ${r} = saved[${tensors.length + i}];`);
   }
-  if (used.has("grad")) L.push("    const at::Tensor& grad = grads[0];");
-  if (!used.has("grad") && !used.has("grads")) L.push("    (void)grads;");
-  const byInput = new Map(f.entries.map((e) => [e.input, e.expr]));
-  L.push(
+  if (used.has("grad")) f.line("    const at::Tensor& grad = grads[0];");
+  if (!used.has("grad") && !used.has("grads")) f.line("    (void)grads;");
+  const byInput = new Map(formula.entries.map((e) => [e.input, e.expr]));
+  f.line(
     `    // ${m.ns}::${m.name}${m.overload ? `.${m.overload}` : ""}: one gradient per argument, undefined without a formula.`,
   );
-  L.push("    return {");
+  f.line("    return {");
   for (const a of args) {
     const e = byInput.get(a.name);
-    L.push(e === undefined ? "        at::Tensor()," : `        at::Tensor(${e}),`);
+    f.line(e === undefined ? "        at::Tensor()," : `        at::Tensor(${e}),`);
   }
-  L.push("    };");
-  return L;
+  f.line("    };");
 }
 
-function emitFunction(m: FnModel, device: string): { code: string; wrapper: string } {
+/** The backward that raises: the YAML names neither a backward operator nor formulas. */
+function missingBackward(f: CppFile, m: AutogradFunction, device: string): void {
+  f.line("    (void)ctx;");
+  f.line("    (void)grads;");
+  const what = m.ns === "aten" ? `${m.name}${m.overload ? `.${m.overload}` : ""}` : `${m.ns}::${m.name}`;
+  const how =
+    m.ns === "aten"
+      ? `list it under autograd: as {op: ${what}, backward: <kernel of a custom: operator>} in backend.yaml`
+      : "give its custom: entry a backward: in backend.yaml";
+  f.line(
+    `    TORCH_CHECK_NOT_IMPLEMENTED(false, ${cxxString(`backward of ${what} not implemented for ${device}; ${how}`)});`,
+  );
+}
+
+/** The backward that calls the backward operator (Note [Backward convention] in src/backend/custom.ts). */
+function operatorBackward(
+  f: CppFile,
+  m: AutogradFunction,
+  args: readonly Argument[],
+  tensors: readonly Argument[],
+  device: string,
+): void {
+  const b = m.backward!;
+  const bsig = new DispatcherSignature(b.func, NO_FLAGS, "backward");
+  const dot = b.name.indexOf(".");
+  const [bname, bover] = dot < 0 ? [b.name, ""] : [b.name.slice(0, dot), b.name.slice(dot + 1)];
+  f.line(`    ${handle(device, bname, bover, bsig)}`);
+  f.line("    const torch::autograd::variable_list saved = ctx->get_saved_variables();");
+  const callArgs: string[] = m.func.returns.map((_, i) => `grads[${i}]`);
+  for (const a of args) {
+    const ti = tensors.indexOf(a);
+    if (ti >= 0) {
+      callArgs.push(
+        printType(a.type) === "Tensor?"
+          ? `saved[${ti}].defined() ? std::optional<at::Tensor>(saved[${ti}]) : std::nullopt`
+          : `saved[${ti}]`,
+      );
+    } else {
+      callArgs.push(savedOf(a).load(`ctx->saved_data[${cxxString(a.name)}]`));
+    }
+  }
+  f.line(`    const auto r = op.call(${callArgs.join(", ")});`);
+  const nIn = args.filter((a) => isPlainTensor(a.type)).length;
+  let k = 0;
+  const gradsOut = args.map((a) => {
+    if (!isPlainTensor(a.type)) return "at::Tensor()";
+    const g = nIn === 1 ? "r" : `std::get<${k}>(r)`;
+    k++;
+    return g;
+  });
+  f.line(`    return {${gradsOut.join(", ")}};`);
+}
+
+/** The Function and the plain function registered for it; returns that function's name. */
+function printFunction(f: CppFile, m: AutogradFunction, device: string): string {
+  // A Function is printed from dispatcher signatures and saves arguments as
+  // IValues, so it may name std::optional, std::string and std::tuple: asked
+  // for with every Function, not per type that appears, which keeps the
+  // include block what gen has always printed.
+  f.include(
+    "<ATen/Tensor.h>",
+    "<torch/csrc/autograd/custom_function.h>",
+    "<c10/core/ScalarType.h>",
+    "<optional>",
+    "<string>",
+    "<tuple>",
+  );
   const sig = new DispatcherSignature(m.func, NO_FLAGS, "forward");
   const cls = className(m);
   const args = callArguments(m.func);
   const params = sig.args.map((a) => `${a.type.cpp()} ${a.name}`);
   const multi = m.func.returns.length > 1;
   const fwdRet = multi ? "torch::autograd::variable_list" : "at::Tensor";
-  const L: string[] = [];
-  L.push(`struct ${cls} final : public torch::autograd::Function<${cls}> {`);
-  L.push(`  static ${fwdRet} forward(${["torch::autograd::AutogradContext* ctx", ...params].join(", ")}) {`);
-  L.push(`    ${handle(m.ns, m.name, m.overload, sig)}`);
-  L.push(`    ${sig.returns.cpp()} result;`);
-  L.push("    {");
-  L.push("      at::AutoDispatchBelowADInplaceOrView guard;");
-  L.push(`      result = op.call(${args.map((a) => a.name).join(", ")});`);
-  L.push("    }");
+  f.line(`struct ${cls} final : public torch::autograd::Function<${cls}> {`);
+  f.line(`  static ${fwdRet} forward(${["torch::autograd::AutogradContext* ctx", ...params].join(", ")}) {`);
+  f.include("<ATen/core/dispatch/Dispatcher.h>");
+  f.line(`    ${handle(m.ns, m.name, m.overload, sig)}`);
+  f.line(`    ${sig.returns.cpp()} result;`);
+  f.line("    {");
+  f.line("      at::AutoDispatchBelowADInplaceOrView guard;");
+  f.line(`      result = op.call(${args.map((a) => a.name).join(", ")});`);
+  f.line("    }");
   const outs = multi ? m.func.returns.map((_, i) => `std::get<${i}>(result)`) : ["result"];
   const tensors = args.filter(
     (a) => (a.type.kind === "base" && a.type.name === "Tensor") || printType(a.type) === "Tensor?",
@@ -201,183 +251,94 @@ function emitFunction(m: FnModel, device: string): { code: string; wrapper: stri
     const saved = tensors.map((a) => (printType(a.type) === "Tensor?" ? `${a.name}.value_or(at::Tensor())` : a.name));
     // Note [Backward formulas]: outputs a formula names are saved after the inputs.
     if (m.formula?.usesResult) saved.push(...outs);
-    L.push(`    ctx->save_for_backward({${saved.join(", ")}});`);
+    f.line(`    ctx->save_for_backward({${saved.join(", ")}});`);
     for (const a of args) {
-      if (tensors.includes(a)) continue;
-      L.push(
-        `    ctx->saved_data[${cxxString(a.name)}] = ${savedValue(printType(a.type).replace(/\[\d+\]$/, "[]")).store(a.name)};`,
-      );
+      if (!tensors.includes(a)) f.line(`    ctx->saved_data[${cxxString(a.name)}] = ${savedOf(a).store(a.name)};`);
     }
   }
   if (m.nonDifferentiable.length > 0) {
-    L.push("    // derivatives.yaml: output_differentiability");
-    L.push(`    ctx->mark_non_differentiable({${m.nonDifferentiable.map((i) => outs[i]!).join(", ")}});`);
+    f.line("    // derivatives.yaml: output_differentiability");
+    f.line(`    ctx->mark_non_differentiable({${m.nonDifferentiable.map((i) => outs[i]!).join(", ")}});`);
   }
-  L.push(`    for (const at::Tensor& r : {${outs.join(", ")}}) {`);
-  L.push(
+  f.line(`    for (const at::Tensor& r : {${outs.join(", ")}}) {`);
+  f.line(
     "      if (!c10::isFloatingType(r.scalar_type()) && !c10::isComplexType(r.scalar_type())) ctx->mark_non_differentiable({r});",
   );
-  L.push("    }");
-  L.push(multi ? `    return {${outs.join(", ")}};` : "    return result;");
-  L.push("  }");
-  L.push("");
-  L.push(
+  f.line("    }");
+  f.line(multi ? `    return {${outs.join(", ")}};` : "    return result;");
+  f.line("  }");
+  f.line();
+  f.line(
     "  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grads) {",
   );
-  if (m.formula !== null) {
-    L.push(...formulaBackward(m, m.formula, args, tensors, outs.length));
-  } else if (m.backward === null) {
-    L.push("    (void)ctx;");
-    L.push("    (void)grads;");
-    const what = m.ns === "aten" ? `${m.name}${m.overload ? `.${m.overload}` : ""}` : `${m.ns}::${m.name}`;
-    const how =
-      m.ns === "aten"
-        ? `list it under autograd: as {op: ${what}, backward: <kernel of a custom: operator>} in backend.yaml`
-        : "give its custom: entry a backward: in backend.yaml";
-    L.push(
-      `    TORCH_CHECK_NOT_IMPLEMENTED(false, ${cxxString(`backward of ${what} not implemented for ${device}; ${how}`)});`,
-    );
-  } else {
-    const b = m.backward;
-    const bsig = new DispatcherSignature(b.func, NO_FLAGS, "backward");
-    const dot = b.name.indexOf(".");
-    const [bname, bover] = dot < 0 ? [b.name, ""] : [b.name.slice(0, dot), b.name.slice(dot + 1)];
-    L.push(`    ${handle(device, bname, bover, bsig)}`);
-    L.push("    const torch::autograd::variable_list saved = ctx->get_saved_variables();");
-    const callArgs: string[] = m.func.returns.map((_, i) => `grads[${i}]`);
-    for (const a of args) {
-      const ti = tensors.indexOf(a);
-      if (ti >= 0) {
-        callArgs.push(
-          printType(a.type) === "Tensor?"
-            ? `saved[${ti}].defined() ? std::optional<at::Tensor>(saved[${ti}]) : std::nullopt`
-            : `saved[${ti}]`,
-        );
-      } else {
-        callArgs.push(
-          savedValue(printType(a.type).replace(/\[\d+\]$/, "[]")).load(`ctx->saved_data[${cxxString(a.name)}]`),
-        );
-      }
-    }
-    L.push(`    const auto r = op.call(${callArgs.join(", ")});`);
-    const nIn = args.filter((a) => isPlainTensor(a.type)).length;
-    let k = 0;
-    const gradsOut = args.map((a) => {
-      if (!isPlainTensor(a.type)) return "at::Tensor()";
-      const g = nIn === 1 ? "r" : `std::get<${k}>(r)`;
-      k++;
-      return g;
-    });
-    L.push(`    return {${gradsOut.join(", ")}};`);
-  }
-  L.push("  }");
-  L.push("};");
+  if (m.formula !== null) formulaBackward(f, m, m.formula, args, tensors, outs.length);
+  else if (m.backward === null) missingBackward(f, m, device);
+  else operatorBackward(f, m, args, tensors, device);
+  f.line("  }");
+  f.line("};");
   const wname = `${cls.slice(0, -"Function".length).replace(/^./, (c) => c.toLowerCase())}_autograd`;
   const call = `${cls}::apply(${args.map((a) => a.name).join(", ")})`;
-  L.push("");
-  L.push(`${sig.returns.cpp()} ${wname}(${params.join(", ")}) {`);
+  f.line();
+  f.line(`${sig.returns.cpp()} ${wname}(${params.join(", ")}) {`);
   if (multi) {
-    L.push(`  const torch::autograd::variable_list r = ${call};`);
-    L.push(`  return std::make_tuple(${m.func.returns.map((_, i) => `r[${i}]`).join(", ")});`);
+    f.line(`  const torch::autograd::variable_list r = ${call};`);
+    f.line(`  return std::make_tuple(${m.func.returns.map((_, i) => `r[${i}]`).join(", ")});`);
   } else {
-    L.push(`  return ${call};`);
+    f.line(`  return ${call};`);
   }
-  L.push("}");
-  return { code: L.join("\n"), wrapper: wname };
+  f.line("}");
+  return wname;
 }
 
-/** The file, or null when the YAML has neither custom operators nor autograd entries that get a Function. */
+/** `m.impl` names: `gelu`, `add.Tensor`. */
+function implName(m: AutogradFunction): string {
+  return cxxString(m.overload ? `${m.name}.${m.overload}` : m.name);
+}
+
+/** The file, or null when the plan has no Functions (no custom operators, no autograd entries that get one). */
 export function emitAutogradFunctions(plan: Plan, headerName: string, banner: string): string | null {
   const c = plan.config;
-  const wrapped = wrappedAutograd(c);
-  if (c.custom.length === 0 && wrapped.size === 0) return null;
-  const byKernel = new Map(c.custom.map((o) => [o.kernel, o]));
-  const scope =
-    c.kernelHome.kind === "class" ? `::${c.cppNamespace}::${c.kernelHome.className}` : `::${c.cppNamespace}`;
-  const models: FnModel[] = [];
-  for (const e of c.autograd) {
-    if (!wrapped.has(e.name)) continue;
-    const bk = c.autogradBackward.get(e.name) ?? undefined;
-    models.push({
-      ns: "aten",
-      name: e.fn.func.name.name.base,
-      overload: e.fn.func.name.overloadName,
-      func: e.fn.func,
-      backward: bk === undefined ? null : byKernel.get(bk)!,
-      formula: c.autogradFormula.get(e.name) ?? null,
-      nonDifferentiable: plan.nonDifferentiableOutputs.get(e.name) ?? [],
-    });
+  if (plan.functions.length === 0) return null;
+  const f = new CppFile()
+    .comment(
+      banner,
+      "",
+      "Autograd Functions of the autograd: entries and custom: operators, and the",
+      "custom operators' definitions (Note [Autograd entries are Functions] in",
+      "opgen-backend's src/dest/autograd.ts).",
+    )
+    .line()
+    .comment("clang-format off")
+    .line();
+  // The backend's header, as in the registration files; it declares the custom kernels registered below.
+  f.include(`"${headerName}"`).includesHere({ order: INCLUDE_ORDER }).line().line("namespace {").line();
+  const wrappers = new Map<AutogradFunction, string>();
+  for (const m of plan.functions) {
+    wrappers.set(m, printFunction(f, m, c.device));
+    f.line();
   }
-  for (const o of c.custom) {
-    const dot = o.name.indexOf(".");
-    models.push({
-      ns: c.device,
-      name: dot < 0 ? o.name : o.name.slice(0, dot),
-      overload: dot < 0 ? "" : o.name.slice(dot + 1),
-      func: o.func,
-      backward: o.backward === null ? null : byKernel.get(o.backward)!,
-      formula: o.formula,
-      nonDifferentiable: [],
-    });
-  }
-  const fns = models.map((m) => ({ m, ...emitFunction(m, c.device) }));
-  const L: string[] = [];
-  L.push(`// ${banner}`);
-  L.push("//");
-  L.push("// Autograd Functions of the autograd: entries and custom: operators, and the");
-  L.push("// custom operators' definitions (Note [Autograd entries are Functions] in");
-  L.push("// opgen-backend's src/dest/autograd.ts).");
-  L.push("");
-  L.push("// clang-format off");
-  L.push("");
-  // Formulas call ATen's functions (at::rsqrt(...)) and operators (grad * x) as well as Tensor methods.
-  const formulas = models.some((m) => m.formula !== null);
-  for (const inc of [
-    ...(formulas ? ["<ATen/Functions.h>", "<ATen/TensorOperators.h>"] : []),
-    "<ATen/Tensor.h>",
-    "<ATen/core/dispatch/Dispatcher.h>",
-    "<c10/core/ScalarType.h>",
-    "<torch/csrc/autograd/custom_function.h>",
-    "<torch/library.h>",
-    "<optional>",
-    "<string>",
-    "<tuple>",
-    `"${headerName}"`,
-  ]) {
-    L.push(`#include ${inc}`);
-  }
-  L.push("");
-  L.push("namespace {");
-  L.push("");
-  for (const f of fns) {
-    L.push(f.code);
-    L.push("");
-  }
-  const aten = fns.filter((f) => f.m.ns === "aten");
+  const impls = (fns: readonly AutogradFunction[]) => {
+    for (const m of fns) f.line(`  m.impl(${implName(m)}, &${wrappers.get(m)});`);
+  };
+  const aten = plan.functions.filter((m) => m.ns === "aten");
   if (aten.length > 0) {
-    L.push(`TORCH_LIBRARY_IMPL(aten, ${c.autogradKey}, m) {`);
-    for (const f of aten)
-      L.push(`  m.impl(${cxxString(f.m.overload ? `${f.m.name}.${f.m.overload}` : f.m.name)}, &${f.wrapper});`);
-    L.push("}");
-    L.push("");
+    f.include("<torch/library.h>");
+    f.line(`TORCH_LIBRARY_IMPL(aten, ${c.autogradKey}, m) {`);
+    impls(aten);
+    f.line("}").line();
   }
-  if (c.custom.length > 0) {
-    L.push(`TORCH_LIBRARY(${c.device}, m) {`);
-    for (const o of c.custom) L.push(`  m.def(${cxxString(o.schema)});`);
-    L.push("}");
-    L.push("");
-    L.push(`TORCH_LIBRARY_IMPL(${c.device}, ${c.backend}, m) {`);
-    for (const o of c.custom) L.push(`  m.impl(${cxxString(o.name)}, &${scope}::${o.kernel});`);
-    L.push("}");
-    L.push("");
-    L.push(`TORCH_LIBRARY_IMPL(${c.device}, ${c.autogradKey}, m) {`);
-    for (const f of fns.filter((x) => x.m.ns !== "aten")) {
-      L.push(`  m.impl(${cxxString(f.m.overload ? `${f.m.name}.${f.m.overload}` : f.m.name)}, &${f.wrapper});`);
-    }
-    L.push("}");
-    L.push("");
+  if (plan.customKernels.length > 0) {
+    f.include("<torch/library.h>");
+    f.line(`TORCH_LIBRARY(${c.device}, m) {`);
+    for (const k of plan.customKernels) f.line(`  m.def(${cxxString(k.op.schema)});`);
+    f.line("}").line();
+    f.line(`TORCH_LIBRARY_IMPL(${c.device}, ${c.backend}, m) {`);
+    for (const k of plan.customKernels)
+      f.line(`  m.impl(${cxxString(k.op.name)}, &::${plan.kernelScope}::${k.op.kernel});`);
+    f.line("}").line();
+    f.line(`TORCH_LIBRARY_IMPL(${c.device}, ${c.autogradKey}, m) {`);
+    impls(plan.functions.filter((m) => m.ns !== "aten"));
+    f.line("}").line();
   }
-  L.push("} // namespace");
-  L.push("");
-  return L.join("\n");
+  return f.line("} // namespace").toString();
 }

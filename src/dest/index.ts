@@ -30,7 +30,7 @@ export function generateFromPlan(plan: Plan): OutputFile[] {
   const headerName = headerFileName(plan);
   const b = banner(c);
   const files: OutputFile[] = [{ path: headerName, content: emitHeader(plan, b) }];
-  for (const model of registerModels(plan, headerName, b)) {
+  for (const model of registerModels(plan, b)) {
     files.push({
       path: `Register${model.dispatchKey}.cpp`,
       content: printRegister(model, c.backend, headerName),

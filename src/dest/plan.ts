@@ -25,16 +25,27 @@
  *   dtype, then copied back) and the functional overload from its Meta
  *   kernel's shapes plus the out= kernel (Note [Functional from out]).
  * - `manual_kernel_registration` functions are declared but not registered.
+ *
+ * The plan also decides AutogradFunctions.cpp's contents: which `autograd:`
+ * entries and `custom:` operators get a torch::autograd::Function, with what
+ * backward (Note [Autograd entries are Functions] in autograd.ts), and the
+ * custom operators' kernels.
  */
 
 import { cppFlags, DispatcherSignature, dispatcherName, kernelSignature } from "../api/dispatcher.js";
+import { type BackwardFormula, type CustomOp, functionProblem } from "../backend/custom.js";
 import type { BackendConfig, KernelHome, OpEntry } from "../backend/types.js";
 import { coreNames, groupFunctions, hasSymInt, isTensorLike, schemaKind } from "../model/catalog.js";
 import { callArguments } from "../model/schema.js";
-import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog, SchemaKind } from "../model/types.js";
+import type {
+  FunctionSchema,
+  NativeFunction,
+  NativeFunctionsGroup,
+  OperatorCatalog,
+  SchemaKind,
+} from "../model/types.js";
 import { assertNever } from "../util/errors.js";
 import { cmp } from "../vocab.js";
-import { customDeclarations, wrappedAutograd } from "./autograd.js";
 
 export type ServedBy = "kernel" | "derived_out" | "derived_inplace" | "derived_functional" | "autograd";
 
@@ -93,8 +104,39 @@ export interface KeyPlan {
   readonly registrations: readonly Registration[];
 }
 
+/** A `custom:` operator's kernel: declared in the header, registered on the backend key. */
+export interface CustomKernel {
+  readonly op: CustomOp;
+  /** As the header declares it (Note [Kernel home]). */
+  readonly declaration: string;
+}
+
+/**
+ * A generated torch::autograd::Function, for an `autograd:` entry that can
+ * have one or a `custom:` operator (Note [Autograd entries are Functions] in
+ * autograd.ts).
+ */
+export interface AutogradFunction {
+  /** The qualified operator (`aten::gelu`, `ref::fused_bias_gelu`) and overload. */
+  readonly ns: string;
+  readonly name: string;
+  readonly overload: string;
+  readonly func: FunctionSchema;
+  /** The custom operator whose kernel is the backward (Note [Backward convention] in src/backend/custom.ts), or null. */
+  readonly backward: CustomOp | null;
+  /** The backward as formulas (Note [Backward formulas] in src/backend/custom.ts), or null. */
+  readonly formula: BackwardFormula | null;
+  /** Returns derivatives.yaml's output_differentiability marks False (indexes). */
+  readonly nonDifferentiable: readonly number[];
+}
+
 export interface Plan {
   readonly config: BackendConfig;
+  /**
+   * What kernel names are qualified with (Note [Kernel home]):
+   * `at::mychip::MychipNativeFunctions`, or `at::mychip` for free functions.
+   */
+  readonly kernelScope: string;
   readonly backend: KeyPlan;
   readonly autograd: KeyPlan | null;
   /**
@@ -113,12 +155,13 @@ export interface Plan {
   readonly torchVersion: string;
   /** How many overloads this torch tags `core` (the manifest's core_total). */
   readonly coreTotal: number;
+  /** The custom operators' kernels, in `custom:` order. */
+  readonly customKernels: readonly CustomKernel[];
   /**
-   * For `autograd:` entries that get a Function: the returns derivatives.yaml's
-   * output_differentiability marks False (indexes), by op name (Note
-   * [Autograd entries are Functions] in autograd.ts). Empty otherwise.
+   * The Functions AutogradFunctions.cpp defines: `autograd:` entries that get
+   * one, in their order, then every custom operator, in its.
    */
-  readonly nonDifferentiableOutputs: ReadonlyMap<string, readonly number[]>;
+  readonly functions: readonly AutogradFunction[];
 }
 
 function kernelDecl(entry: OpEntry, config: BackendConfig, autograd: boolean): KernelDecl {
@@ -139,6 +182,7 @@ function wrapperSignature(dispatchKey: string, f: NativeFunction, from: KernelDe
   return new DispatcherSignature(f.func, flags, wrapperName(dispatchKey, f));
 }
 
+/** The declaration form of Note [Kernel home], for every kernel the header declares. */
 function declaration(home: KernelHome, sig: DispatcherSignature): string {
   switch (home.kind) {
     case "class":
@@ -366,6 +410,75 @@ export function fromOutProblem(f: NativeFunction, out: KernelDecl): string | nul
   return null;
 }
 
+function kernelScope(config: BackendConfig): string {
+  const home = config.kernelHome;
+  switch (home.kind) {
+    case "class":
+      return `${config.cppNamespace}::${home.className}`;
+    case "free":
+      return config.cppNamespace;
+    default:
+      return assertNever(home, "kernel home");
+  }
+}
+
+/** The `autograd:` entries that get a Function (Note [Autograd entries are Functions] in autograd.ts). */
+function wrappedAutograd(config: BackendConfig): ReadonlySet<string> {
+  return new Set(
+    config.autograd
+      .filter((e) => config.autogradBackward.has(e.name) && functionProblem(e.fn) === null)
+      .map((e) => e.name),
+  );
+}
+
+/** The signature flags of custom operators and Functions: int64_t for SymInt, plain references. */
+export const NO_FLAGS = { symint: false, constRefForMutable: false, iListRef: false } as const;
+
+function customKernel(config: BackendConfig, op: CustomOp): CustomKernel {
+  return { op, declaration: declaration(config.kernelHome, new DispatcherSignature(op.func, NO_FLAGS, op.kernel)) };
+}
+
+/** A custom operator's name and overload: `fused_add.Tensor` -> fused_add, Tensor. */
+function splitName(name: string): { name: string; overload: string } {
+  const dot = name.indexOf(".");
+  return dot < 0 ? { name, overload: "" } : { name: name.slice(0, dot), overload: name.slice(dot + 1) };
+}
+
+function autogradFunctions(
+  config: BackendConfig,
+  catalog: OperatorCatalog,
+  wrapped: ReadonlySet<string>,
+): AutogradFunction[] {
+  const byKernel = new Map(config.custom.map((o) => [o.kernel, o]));
+  const backwardOp = (kernel: string | null | undefined) => (kernel == null ? null : byKernel.get(kernel)!);
+  const fns: AutogradFunction[] = [];
+  for (const e of config.autograd) {
+    if (!wrapped.has(e.name)) continue;
+    // derivatives.yaml is read only when an entry gets a Function.
+    const flags = catalog.derivatives.get(e.name)?.outputDifferentiability ?? null;
+    fns.push({
+      ns: "aten",
+      name: e.fn.func.name.name.base,
+      overload: e.fn.func.name.overloadName,
+      func: e.fn.func,
+      backward: backwardOp(config.autogradBackward.get(e.name)),
+      formula: config.autogradFormula.get(e.name) ?? null,
+      nonDifferentiable: (flags ?? []).flatMap((d, i) => (d ? [] : [i])),
+    });
+  }
+  for (const o of config.custom) {
+    fns.push({
+      ns: config.device,
+      ...splitName(o.name),
+      func: o.func,
+      backward: backwardOp(o.backward),
+      formula: o.formula,
+      nonDifferentiable: [],
+    });
+  }
+  return fns;
+}
+
 /** Every kernel the plan declares: the backend key's, then autograd's. */
 export function kernelsOf(plan: Plan): KernelDecl[] {
   return [...plan.backend.kernels, ...(plan.autograd?.kernels ?? [])];
@@ -387,22 +500,17 @@ export function buildPlan(config: BackendConfig, catalog: OperatorCatalog): Plan
   const autograd = direct.length > 0 ? planKey(direct, config, catalog, config.autogradKey, all, skipped) : null;
   // Default sort compares UTF-16 code units, like Python's sorted() on these ASCII strings.
   const uniqSorted = (xs: readonly KernelDecl[]) => [...new Set(xs.map((k) => k.declaration))].sort();
+  const customKernels = config.custom.map((o) => customKernel(config, o));
   const declarations = [
     ...uniqSorted(backend.kernels.filter((k) => !k.autograd)),
     ...uniqSorted([...backend.kernels.filter((k) => k.autograd), ...(autograd?.kernels ?? [])]),
-    ...customDeclarations(config),
+    ...[...new Set(customKernels.map((k) => k.declaration))].sort(),
   ];
   const runtime = config.runtime.map((e) => e.fn).sort((a, b) => cmp(a.name, b.name));
   const coreTotal = coreNames(catalog).length;
-  // derivatives.yaml is read only when an entry gets a Function.
-  const nonDifferentiableOutputs = new Map<string, number[]>();
-  for (const name of wrapped) {
-    const flags = catalog.derivatives.get(name)?.outputDifferentiability ?? null;
-    const off = (flags ?? []).flatMap((d, i) => (d ? [] : [i]));
-    if (off.length > 0) nonDifferentiableOutputs.set(name, off);
-  }
   return {
     config,
+    kernelScope: kernelScope(config),
     backend,
     autograd,
     declarations,
@@ -410,6 +518,7 @@ export function buildPlan(config: BackendConfig, catalog: OperatorCatalog): Plan
     runtime,
     torchVersion: catalog.torchVersion,
     coreTotal,
-    nonDifferentiableOutputs,
+    customKernels,
+    functions: autogradFunctions(config, catalog, wrapped),
   };
 }

@@ -16,16 +16,18 @@
  * Kernels with int64_t signatures for SymInt schemas are registered as they
  * are: the dispatcher converts (Note [SymInt in kernel signatures]).
  *
- * Includes are the few headers the emitted code needs, not ATen/Functions.h.
+ * Includes are the few headers the emitted code needs, not ATen/Functions.h:
+ * each wrapper and helper definition carries the headers it needs, and
+ * printRegister asks for them where it prints it (Note [C++ printer]).
  */
 
 import { printCType } from "../api/ctype.js";
 import { cppFlags, DispatcherSignature } from "../api/dispatcher.js";
-import type { BackendConfig } from "../backend/types.js";
 import { annotationEquals, isTensorLike, isWrite, printBaseOperatorName, tensorOptions } from "../model/catalog.js";
 import type { Argument, NativeFunction } from "../model/types.js";
 import { assertNever } from "../util/errors.js";
 import {
+  type Derivation,
   type DerivedChecks,
   type KernelDecl,
   type KeyPlan,
@@ -34,19 +36,26 @@ import {
   type Registration,
   wrapperName,
 } from "./plan.js";
-import { CppFile } from "./printer.js";
+import { CppFile, type IncludeOrder } from "./printer.js";
 import { cppSource } from "./sources.js";
 
 export interface WrapperFn {
   readonly name: string;
   readonly signature: string;
   readonly body: readonly string[];
+  /** The headers its body needs beyond the file's own. */
+  readonly includes: readonly string[];
+}
+
+/** A shared helper's definition (templates/cpp) and the headers it needs. */
+export interface HelperDef {
+  readonly source: string;
+  readonly includes: readonly string[];
 }
 
 export interface RegisterModel {
   readonly dispatchKey: string;
   readonly header: string;
-  readonly includes: readonly string[];
   /**
    * Note [Derived helpers defined once] (derivedDecls below): the
    * helpers derived overloads share, in `<cpp_namespace>::opgen_derived`:
@@ -56,7 +65,7 @@ export interface RegisterModel {
   readonly helperBlocks: readonly {
     readonly open: string;
     readonly decls: string;
-    readonly defs: readonly string[];
+    readonly defs: readonly HelperDef[];
     readonly close: string;
   }[];
   /** `using namespace` lines that bring the helpers into the file's anonymous namespace. */
@@ -75,21 +84,8 @@ export interface RegisterModel {
  * arguments), and `static_cast` to the kernel's pointer type picks the
  * overload either way.
  */
-export function qualifiedKernel(config: BackendConfig, k: KernelDecl): string {
-  return `${kernelScope(config)}::${k.sig.name}`;
-}
-
-/** What kernel names are qualified with: `at::mychip::MychipNativeFunctions`, or `at::mychip` for free functions. */
-function kernelScope(config: BackendConfig): string {
-  const home = config.kernelHome;
-  switch (home.kind) {
-    case "class":
-      return `${config.cppNamespace}::${home.className}`;
-    case "free":
-      return config.cppNamespace;
-    default:
-      return assertNever(home, "kernel home");
-  }
+export function qualifiedKernel(plan: Plan, k: KernelDecl): string {
+  return `${plan.kernelScope}::${k.sig.name}`;
 }
 
 /** The C++ OutDtype enumerator for a rule (templates/cpp/DerivedDecls.h). */
@@ -153,49 +149,99 @@ interface Emitted {
   fn: string;
 }
 
-class KeyEmitter {
-  private readonly kernelCallee = new Map<string, string>();
-  readonly uses = {
-    copy: false,
-    guard: false,
-    check: false,
-    empty: false,
-    derivedOut: false,
-    derivedFunctional: false,
-    /** to_meta in a typed wrapper (Note [Meta copies]) */
-    meta: false,
-  };
-  /** The at::meta headers of the meta functions this file calls. */
-  readonly metaHeaders = new Set<string>();
+/**
+ * A registration's callee for kernels served by themselves (Note [Registering
+ * function pointers]): the kernel, or a wrapper that checks devices and sets
+ * a device guard first.
+ */
+class KernelEmitter {
+  private readonly callees = new Map<string, string>();
 
   constructor(
-    private readonly config: BackendConfig,
-    private readonly key: KeyPlan,
+    private readonly plan: Plan,
+    private readonly dispatchKey: string,
   ) {}
 
   /** What to call to run kernel k (its guarded wrapper when there is one). */
   callee(k: KernelDecl): string {
-    return this.kernelCallee.get(k.op) ?? qualifiedKernel(this.config, k);
+    return this.callees.get(k.op) ?? qualifiedKernel(this.plan, k);
   }
 
-  emitKernel(r: Registration): Emitted {
+  emit(r: Registration): Emitted {
     const k = r.kernel;
-    const name = wrapperName(this.key.dispatchKey, r.f);
+    const name = wrapperName(this.dispatchKey, r.f);
     const body: string[] = [];
-    if (this.config.deviceGuard) {
+    const includes: string[] = [];
+    if (this.plan.config.deviceGuard) {
       const check = deviceCheckLines(r.f, name);
       const guard = deviceGuardLine(r.f);
-      if (check.length > 0) this.uses.check = true;
-      if (guard) this.uses.guard = true;
+      if (check.length > 0) includes.push("<ATen/core/op_registration/adaption.h>");
+      if (guard) includes.push("<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>");
       body.push(...check);
       if (guard) body.push(guard);
     }
     if (body.length === 0) {
-      return { wrapper: null, fn: `static_cast<${k.sig.ptrType()}>(&${qualifiedKernel(this.config, k)})` };
+      return { wrapper: null, fn: `static_cast<${k.sig.ptrType()}>(&${qualifiedKernel(this.plan, k)})` };
     }
-    body.push(`return ${qualifiedKernel(this.config, k)}(${k.sig.args.map((a) => a.name).join(", ")});`);
-    this.kernelCallee.set(k.op, name);
-    return { wrapper: { name, signature: k.sig.decl(name), body }, fn: `&${name}` };
+    body.push(`return ${qualifiedKernel(this.plan, k)}(${k.sig.args.map((a) => a.name).join(", ")});`);
+    this.callees.set(k.op, name);
+    return { wrapper: { name, signature: k.sig.decl(name), body, includes }, fn: `&${name}` };
+  }
+}
+
+/**
+ * The helpers derived overloads share (Note [Derived helpers defined once]):
+ * copy_into_out/self, to_meta (Note [Meta copies]), the two boxed kernels.
+ */
+type Helper = "copy" | "meta" | "derivedOut" | "derivedFunctional";
+
+/** The boxed kernels' headers (templates/cpp/DerivedOutKernel.cpp, DerivedFunctionalKernel.cpp). */
+const BOXED_INCLUDES = [
+  "<ATen/core/dispatch/Dispatcher.h>",
+  "<ATen/core/stack.h>",
+  "<memory>",
+  "<mutex>",
+  "<optional>",
+  "<vector>",
+];
+
+/** Each helper's definition, in the order the defining file prints them. */
+const HELPER_DEFS: readonly { readonly helper: Helper; readonly file: string; readonly includes: readonly string[] }[] =
+  [
+    {
+      helper: "copy",
+      file: "CopyInto.cpp",
+      includes: ["<ATen/ops/_copy_from.h>", "<ATen/ops/_copy_from_and_resize.h>"],
+    },
+    { helper: "meta", file: "MetaCopies.cpp", includes: ["<ATen/EmptyTensor.h>"] },
+    { helper: "derivedOut", file: "DerivedOutKernel.cpp", includes: BOXED_INCLUDES },
+    {
+      helper: "derivedFunctional",
+      file: "DerivedFunctionalKernel.cpp",
+      includes: [...BOXED_INCLUDES, "<ATen/ops/empty_strided.h>"],
+    },
+  ];
+
+/**
+ * The derived overloads' callees, as the plan's Derivation says (Note
+ * [Derived wrappers]): a shared boxed kernel or a typed wrapper over the
+ * kernel it derives from. Records which shared helpers they call.
+ */
+class DerivedEmitter {
+  readonly helpers = new Set<Helper>();
+
+  constructor(
+    private readonly dispatchKey: string,
+    private readonly callee: (k: KernelDecl) => string,
+  ) {}
+
+  emit(r: Registration, d: Derivation): Emitted {
+    if (d.kind === "fromFunctional") {
+      return d.wrapper === null
+        ? this.derivedOut(r, d.from, d.checks)
+        : this.fromFunctional(r, d.from, d.checks, d.wrapper);
+    }
+    return d.wrapper === null ? this.functionalFromOut(d.from) : this.inplaceFromOut(d.from, d.wrapper);
   }
 
   /**
@@ -205,34 +251,38 @@ class KeyEmitter {
    * the stack's arguments (no boxing templates per C++ type, unlike a
    * KernelFunction made from the meta function would instantiate).
    */
-  emitDerivedOut(r: Registration, from: KernelDecl, checks: DerivedChecks): Emitted {
-    this.uses.copy = true;
-    this.uses.derivedOut = true;
+  private derivedOut(r: Registration, from: KernelDecl, checks: DerivedChecks): Emitted {
+    // The boxed kernel copies into the outs, and makes meta copies of the arguments.
+    this.uses("copy", "derivedOut", "meta");
     const n = from.f.func.name;
     let wrapper: WrapperFn | null = null;
     if (checks.meta) {
       const m = metaFunction(r.f, false);
-      this.metaHeaders.add(metaHeader(r.f));
-      const name = wrapperName(this.key.dispatchKey, r.f, "meta");
+      const name = wrapperName(this.dispatchKey, r.f, "meta");
       const args = m.args.map((a, i) => `meta_arg<${a.type.cpp()}>(s[${i}])`);
-      wrapper = { name, signature: `void ${name}(torch::jit::Stack& s)`, body: [`${m.name}(${args.join(", ")});`] };
+      wrapper = {
+        name,
+        signature: `void ${name}(torch::jit::Stack& s)`,
+        body: [`${m.name}(${args.join(", ")});`],
+        includes: [metaHeader(r.f)],
+      };
     }
-    const fn = `derived_out(c10::DispatchKey::${this.key.dispatchKey}, "aten::${printBaseOperatorName(n.name)}", "${n.overloadName}", ${outDtypeC(checks.outDtype)}, ${wrapper ? `&${wrapper.name}` : "nullptr"})`;
+    const fn = `derived_out(c10::DispatchKey::${this.dispatchKey}, "aten::${printBaseOperatorName(n.name)}", "${n.overloadName}", ${outDtypeC(checks.outDtype)}, ${wrapper ? `&${wrapper.name}` : "nullptr"})`;
     return { wrapper, fn };
   }
 
   /** Note [Functional from out] (templates/cpp/DerivedFunctionalKernel.cpp). */
-  emitFunctionalFromOut(from: KernelDecl): Emitted {
-    this.uses.derivedFunctional = true;
+  private functionalFromOut(from: KernelDecl): Emitted {
+    // The boxed kernel runs the Meta kernel on meta copies of the arguments.
+    this.uses("derivedFunctional", "meta");
     const n = from.f.func.name;
-    const fn = `derived_functional(c10::DispatchKey::${this.key.dispatchKey}, "aten::${printBaseOperatorName(n.name)}", "${n.overloadName}")`;
+    const fn = `derived_functional(c10::DispatchKey::${this.dispatchKey}, "aten::${printBaseOperatorName(n.name)}", "${n.overloadName}")`;
     return { wrapper: null, fn };
   }
 
-  emitFromFunctional(r: Registration, from: KernelDecl, checks: DerivedChecks, sig: DispatcherSignature): Emitted {
-    this.uses.copy = true;
+  private fromFunctional(r: Registration, from: KernelDecl, checks: DerivedChecks, sig: DispatcherSignature): Emitted {
+    this.uses("copy");
     const f = r.f;
-    const name = sig.name;
     const have = new Set(sig.args.map((a) => a.name));
     const firstOut = f.func.arguments.out[0]?.name;
     const fromOut: Record<string, string> = firstOut
@@ -251,47 +301,9 @@ class KeyEmitter {
     });
     const body = checks.meta ? this.metaCheck(f, sig) : [];
     body.push(`auto tmp = ${this.callee(from)}(${callArgs.join(", ")});`);
-
-    // The functional's results, in order: f's own returns, then every mutated
-    // argument that f does not return (torchgen FunctionSchema.signature()).
-    const fa = f.func.arguments;
-    const self = fa.positional.filter((a) => a.name === "self");
-    const post = fa.positional.filter((a) => a.name !== "self");
-    const mutated = [...self, ...fa.out, ...post].filter(isWrite);
-    const nReturns = f.func.returns.length;
-    const extra = mutated.filter((a) => !f.func.returns.some((r) => sameAlias(a, r.annotation)));
-    const total = nReturns + extra.length;
-    const elem = (i: number) => (total === 1 ? "tmp" : `std::get<${i}>(tmp)`);
-    const isOut = (a: Argument) => fa.out.includes(a);
-    const copyInto = (src: string, a: Argument): string[] => {
-      const copy = (from: string, to: string) =>
-        isOut(a) ? `copy_into_out(${from}, ${to}, ${outDtypeC(checks.outDtype)});` : `copy_into_self(${from}, ${to});`;
-      if (a.type.kind === "list") {
-        return [
-          `TORCH_CHECK(${src}.size() == ${a.name}.size(), "${f.name}: expected ", ${src}.size(), " tensors in '${a.name}', got ", ${a.name}.size());`,
-          `for (size_t i = 0; i < ${a.name}.size(); ++i) {`,
-          `  ${copy(`${src}[i]`, `${a.name}[i]`)}`,
-          "}",
-        ];
-      }
-      return [copy(src, a.name)];
-    };
-    const retExprs: string[] = [];
-    f.func.returns.forEach((ret, i) => {
-      const target = mutated.find((a) => sameAlias(a, ret.annotation));
-      if (target) {
-        body.push(...copyInto(elem(i), target));
-        retExprs.push(target.name);
-      } else {
-        retExprs.push(elem(i));
-      }
-    });
-    extra.forEach((a, j) => {
-      body.push(...copyInto(elem(nReturns + j), a));
-    });
-    if (nReturns === 1) body.push(`return ${retExprs[0]};`);
-    else if (nReturns > 1) body.push(`return ${printCType(sig.returns)}(${retExprs.join(", ")});`);
-    return { wrapper: { name, signature: sig.decl(), body }, fn: `&${name}` };
+    body.push(...copyResults(f, sig, checks.outDtype));
+    const includes = checks.meta ? [metaHeader(f)] : [];
+    return { wrapper: { name: sig.name, signature: sig.decl(), body, includes }, fn: `&${sig.name}` };
   }
 
   /**
@@ -300,8 +312,7 @@ class KeyEmitter {
    * are copied into locals, which the meta function takes by reference.
    */
   private metaCheck(f: NativeFunction, sig: DispatcherSignature): string[] {
-    this.uses.meta = true;
-    this.metaHeaders.add(metaHeader(f));
+    this.uses("meta");
     const meta = metaFunction(f, sig.flags.symint);
     const written = sig.args.filter((a) => isTensorLike(a.argument.type) && isWrite(a.argument));
     const arg = (a: (typeof sig.args)[number]) =>
@@ -312,10 +323,8 @@ class KeyEmitter {
     ];
   }
 
-  emitInplaceFromOut(from: KernelDecl, sig: DispatcherSignature): Emitted {
-    this.uses.copy = true;
-    this.uses.empty = true;
-    const name = sig.name;
+  private inplaceFromOut(from: KernelDecl, sig: DispatcherSignature): Emitted {
+    this.uses("copy");
     const outArg = from.f.func.arguments.out[0]!.name;
     const callArgs = from.sig.args.map((a) => (a.name === outArg ? "tmp" : a.name));
     const body = [
@@ -324,8 +333,63 @@ class KeyEmitter {
       "copy_into_self(tmp, self);",
       "return self;",
     ];
-    return { wrapper: { name, signature: sig.decl(), body }, fn: `&${name}` };
+    return {
+      wrapper: { name: sig.name, signature: sig.decl(), body, includes: ["<ATen/ops/empty.h>"] },
+      fn: `&${sig.name}`,
+    };
   }
+
+  private uses(...helpers: readonly Helper[]): void {
+    for (const h of helpers) this.helpers.add(h);
+  }
+}
+
+/**
+ * After `auto tmp = <functional kernel>(...)`: its results copied into f's
+ * outputs and mutated arguments, and f's return. The functional's results,
+ * in order, are f's own returns, then every mutated argument that f does not
+ * return (torchgen FunctionSchema.signature()).
+ */
+function copyResults(f: NativeFunction, sig: DispatcherSignature, outDtype: OutDtype): string[] {
+  const body: string[] = [];
+  const fa = f.func.arguments;
+  const self = fa.positional.filter((a) => a.name === "self");
+  const post = fa.positional.filter((a) => a.name !== "self");
+  const mutated = [...self, ...fa.out, ...post].filter(isWrite);
+  const nReturns = f.func.returns.length;
+  const extra = mutated.filter((a) => !f.func.returns.some((r) => sameAlias(a, r.annotation)));
+  const total = nReturns + extra.length;
+  const elem = (i: number) => (total === 1 ? "tmp" : `std::get<${i}>(tmp)`);
+  const isOut = (a: Argument) => fa.out.includes(a);
+  const copyInto = (src: string, a: Argument): string[] => {
+    const copy = (from: string, to: string) =>
+      isOut(a) ? `copy_into_out(${from}, ${to}, ${outDtypeC(outDtype)});` : `copy_into_self(${from}, ${to});`;
+    if (a.type.kind === "list") {
+      return [
+        `TORCH_CHECK(${src}.size() == ${a.name}.size(), "${f.name}: expected ", ${src}.size(), " tensors in '${a.name}', got ", ${a.name}.size());`,
+        `for (size_t i = 0; i < ${a.name}.size(); ++i) {`,
+        `  ${copy(`${src}[i]`, `${a.name}[i]`)}`,
+        "}",
+      ];
+    }
+    return [copy(src, a.name)];
+  };
+  const retExprs: string[] = [];
+  f.func.returns.forEach((ret, i) => {
+    const target = mutated.find((a) => sameAlias(a, ret.annotation));
+    if (target) {
+      body.push(...copyInto(elem(i), target));
+      retExprs.push(target.name);
+    } else {
+      retExprs.push(elem(i));
+    }
+  });
+  extra.forEach((a, j) => {
+    body.push(...copyInto(elem(nReturns + j), a));
+  });
+  if (nReturns === 1) body.push(`return ${retExprs[0]};`);
+  else if (nReturns > 1) body.push(`return ${printCType(sig.returns)}(${retExprs.join(", ")});`);
+  return body;
 }
 
 /** Whether `a` is the (annotated) input that return annotation `ann` names. */
@@ -335,43 +399,29 @@ function sameAlias(a: Argument, ann: Argument["annotation"]): boolean {
 
 interface KeyBody {
   readonly key: KeyPlan;
-  readonly uses: KeyEmitter["uses"];
-  readonly metaHeaders: ReadonlySet<string>;
+  readonly helpers: ReadonlySet<Helper>;
   readonly wrappers: readonly WrapperFn[];
   readonly registrations: readonly { readonly op: string; readonly fn: string }[];
 }
 
 function emitKey(plan: Plan, key: KeyPlan): KeyBody {
-  const e = new KeyEmitter(plan.config, key);
+  const kernels = new KernelEmitter(plan, key.dispatchKey);
+  const derived = new DerivedEmitter(key.dispatchKey, (k) => kernels.callee(k));
   const wrappers: WrapperFn[] = [];
   const registrations: { op: string; fn: string }[] = [];
   const emitted = new Map<string, Emitted>();
   // Kernels first, so derived wrappers can call the guarded kernel wrappers.
-  for (const r of key.registrations) if (r.derivation === null) emitted.set(r.op, e.emitKernel(r));
-  for (const r of key.registrations) {
-    if (r.derivation === null) continue;
-    // The plan decided how (Note [Derived wrappers]): a typed wrapper, or a shared boxed kernel.
-    const d = r.derivation;
-    emitted.set(
-      r.op,
-      d.kind === "fromFunctional"
-        ? d.wrapper === null
-          ? e.emitDerivedOut(r, d.from, d.checks)
-          : e.emitFromFunctional(r, d.from, d.checks, d.wrapper)
-        : d.wrapper === null
-          ? e.emitFunctionalFromOut(d.from)
-          : e.emitInplaceFromOut(d.from, d.wrapper),
-    );
-  }
+  for (const r of key.registrations) if (r.derivation === null) emitted.set(r.op, kernels.emit(r));
+  for (const r of key.registrations) if (r.derivation !== null) emitted.set(r.op, derived.emit(r, r.derivation));
   // Kernel wrappers before the derived wrappers that call them.
-  for (const derived of [false, true]) {
+  for (const isDerived of [false, true]) {
     for (const r of key.registrations) {
       const w = emitted.get(r.op)!.wrapper;
-      if (w && (r.derivation !== null) === derived) wrappers.push(w);
+      if (w && (r.derivation !== null) === isDerived) wrappers.push(w);
     }
   }
   for (const r of key.registrations) registrations.push({ op: r.op, fn: emitted.get(r.op)!.fn });
-  return { key, uses: e.uses, metaHeaders: e.metaHeaders, wrappers, registrations };
+  return { key, helpers: derived.helpers, wrappers, registrations };
 }
 
 /**
@@ -379,59 +429,18 @@ function emitKey(plan: Plan, key: KeyPlan): KeyBody {
  * autograd entries, Autograd<Key>: the backend key's file defines every
  * derived helper either file uses (Note [Derived helpers defined once]).
  */
-export function registerModels(plan: Plan, headerName: string, banner: string): RegisterModel[] {
+export function registerModels(plan: Plan, banner: string): RegisterModel[] {
   const bodies = [emitKey(plan, plan.backend), ...(plan.autograd ? [emitKey(plan, plan.autograd)] : [])];
-  const any = (k: keyof Helpers) => bodies.some((b) => b.uses[k]);
-  const defined = {
-    copy: any("copy"),
-    derivedOut: any("derivedOut"),
-    derivedFunctional: any("derivedFunctional"),
-    // Both boxed kernels make meta copies too.
-    meta: any("meta") || any("derivedOut") || any("derivedFunctional"),
-  };
-  return bodies.map((b, i) => registerModel(plan, b, i === 0 ? defined : null, headerName, banner));
+  const defined = HELPER_DEFS.filter((d) => bodies.some((b) => b.helpers.has(d.helper))).map((d) => ({
+    source: cppSource(d.file).trimEnd(),
+    includes: d.includes,
+  }));
+  return bodies.map((b, i) => registerModel(plan, b, i === 0 ? defined : [], banner));
 }
 
-/** Which shared helpers a file uses, or defines (Note [Derived helpers defined once]). */
-interface Helpers {
-  readonly copy: boolean;
-  readonly derivedOut: boolean;
-  readonly derivedFunctional: boolean;
-  readonly meta: boolean;
-}
-
-function registerModel(
-  plan: Plan,
-  body: KeyBody,
-  defines: Helpers | null,
-  headerName: string,
-  banner: string,
-): RegisterModel {
-  const { key, uses } = body;
-  const usesHelpers = uses.copy || uses.derivedOut || uses.derivedFunctional || uses.meta;
-  const defs: string[] = [];
-  if (defines?.copy) defs.push(cppSource("CopyInto.cpp"));
-  if (defines?.meta) defs.push(cppSource("MetaCopies.cpp"));
-  if (defines?.derivedOut) defs.push(cppSource("DerivedOutKernel.cpp"));
-  if (defines?.derivedFunctional) defs.push(cppSource("DerivedFunctionalKernel.cpp"));
-  const includes = ["<ATen/Tensor.h>", "<torch/library.h>"];
-  if (uses.check) includes.push("<ATen/core/op_registration/adaption.h>");
-  if (uses.guard) includes.push("<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>");
-  if (defines?.copy) includes.push("<ATen/ops/_copy_from.h>", "<ATen/ops/_copy_from_and_resize.h>");
-  if (uses.empty) includes.push("<ATen/ops/empty.h>");
-  if (defines?.derivedOut || defines?.derivedFunctional) {
-    includes.push(
-      "<ATen/core/dispatch/Dispatcher.h>",
-      "<ATen/core/stack.h>",
-      "<memory>",
-      "<mutex>",
-      "<optional>",
-      "<vector>",
-    );
-  }
-  if (defines?.meta) includes.push("<ATen/EmptyTensor.h>");
-  if (defines?.derivedFunctional) includes.push("<ATen/ops/empty_strided.h>");
-  includes.push(...[...body.metaHeaders].sort(), `"${headerName}"`);
+function registerModel(plan: Plan, body: KeyBody, defs: readonly HelperDef[], banner: string): RegisterModel {
+  const { key } = body;
+  const usesHelpers = body.helpers.size > 0;
   const ns = `${plan.config.cppNamespace}::opgen_derived`;
   const helperBlocks =
     usesHelpers || defs.length > 0
@@ -439,7 +448,7 @@ function registerModel(
           {
             open: `namespace ${ns} {`,
             decls: derivedDecls(plan.config.backend).trimEnd(),
-            defs: defs.map((d) => d.trimEnd()),
+            defs,
             close: `} // namespace ${ns}`,
           },
         ]
@@ -449,7 +458,6 @@ function registerModel(
   return {
     dispatchKey: key.dispatchKey,
     header: banner,
-    includes,
     helperBlocks,
     usings,
     notes,
@@ -476,6 +484,23 @@ export function derivedDecls(backend: string): string {
     .concat(cppSource("DerivedDecls.h"));
 }
 
+/** The include block's order (Note [Include order] in printer.ts): what gen has always printed. */
+const INCLUDE_ORDER: IncludeOrder = [
+  "<ATen/Tensor.h>",
+  "<torch/library.h>",
+  "<ATen/core/op_registration/adaption.h>",
+  "<ATen/DeviceGuard.h>",
+  "<c10/core/DeviceGuard.h>",
+  "<ATen/ops/_copy_from.h>",
+  "<ATen/ops/_copy_from_and_resize.h>",
+  "<ATen/ops/empty.h>",
+  ...BOXED_INCLUDES,
+  "<ATen/EmptyTensor.h>",
+  "<ATen/ops/empty_strided.h>",
+  /_meta_dispatch\.h>$/,
+  /^"/,
+];
+
 /** Register<Key>.cpp from its model. */
 export function printRegister(m: RegisterModel, backend: string, headerName: string): string {
   const f = new CppFile().comment(
@@ -491,22 +516,25 @@ export function printRegister(m: RegisterModel, backend: string, headerName: str
     .line()
     .comment("clang-format off")
     .line();
-  f.include(...m.includes)
-    .includesHere()
-    .line();
+  // The kernels' declarations, and the types of every signature here.
+  f.include("<ATen/Tensor.h>", `"${headerName}"`).includesHere({ order: INCLUDE_ORDER }).line();
   for (const b of m.helperBlocks) {
     f.line(b.open).line().lines([b.decls]);
-    for (const d of b.defs) f.line().lines([d]);
+    for (const d of b.defs)
+      f.include(...d.includes)
+        .line()
+        .lines([d.source]);
     f.line().line(b.close).line();
   }
   f.line("namespace {").line();
   for (const u of m.usings) f.line(u).line();
   for (const w of m.wrappers) {
+    f.include(...w.includes);
     f.line(`${w.signature} {`);
     for (const l of w.body) f.line(`  ${l}`);
     f.line("}").line();
   }
-  f.line(`TORCH_LIBRARY_IMPL(aten, ${m.dispatchKey}, m) {`);
+  f.include("<torch/library.h>").line(`TORCH_LIBRARY_IMPL(aten, ${m.dispatchKey}, m) {`);
   for (const r of m.registrations) f.line(`  m.impl("${r.op}", ${r.fn});`);
   return f.line("}").line().line("} // namespace").toString();
 }
