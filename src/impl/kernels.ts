@@ -507,82 +507,56 @@ function freeDefinitions(
   problems: Diagnostic[],
 ): void {
   const text = blankDirectives(blankCommentsAndStrings(raw));
-  const kernelNs = config.cppNamespace;
-  const register = `Register${config.backend}.cpp`;
-  const aliases = new Map<string, { readonly scope: readonly string[]; readonly q: Qualifier }>();
+  const trouble = walkScopes(text, raw, (headAt, head, around) => {
+    const d = freeDefinition({ file, text, raw, config }, headAt, head, around);
+    if (d) defs.push(d);
+  });
+  if (trouble !== undefined) {
+    const { line, col } = lineCol(text, trouble.at);
+    problems.push({
+      severity: "warning",
+      loc: { file, line, col },
+      message: `${trouble.message} (a brace or parenthesis from a macro or an #if branch?), so it may miss or misplace the kernels defined in this file; keep braces balanced outside macros`,
+    });
+  }
+}
+
+/** `namespace x = a::b;`: the scope it was declared in (lookup of a::b starts there) and what it names. */
+interface NamespaceAlias {
+  readonly scope: readonly string[];
+  readonly q: Qualifier;
+}
+
+/** What encloses a `{`: its scopes (innermost last) and the namespace aliases declared before it. */
+interface Around {
+  readonly stack: readonly Scope[];
+  readonly aliases: ReadonlyMap<string, NamespaceAlias>;
+}
+
+/** Where the scanner lost track of the file's braces. */
+interface Trouble {
+  readonly at: number;
+  readonly message: string;
+}
+
+/**
+ * Follows the braces of `text` (comments, strings and directives blanked;
+ * `raw` for the strings of `extern "..."`): namespaces, linkage blocks and
+ * aliases, and every other `{` at namespace scope, whose head `onBody` gets
+ * as a possible function definition. Returns the first place it lost track
+ * of the braces, if any.
+ */
+function walkScopes(
+  text: string,
+  raw: string,
+  onBody: (headAt: number, head: string, around: Around) => void,
+): Trouble | undefined {
+  const aliases = new Map<string, NamespaceAlias>();
   const stack: Scope[] = [];
   let others = 0;
   let paren = 0;
   let headStart = 0;
-  /** Where the scanner lost track of the file's braces (the first is reported). */
-  const troubles: { readonly at: number; readonly message: string }[] = [];
-
-  const scopePath = () => stack.flatMap((s) => (s.kind === "namespace" ? s.parts : []));
-  /** The namespaces `q::` written inside the current scope may name: lookup goes from the innermost outwards. */
-  const candidates = (q: Qualifier): string[][] => {
-    let scope = scopePath();
-    let { absolute, parts } = q;
-    const alias = !absolute && parts.length > 0 ? aliases.get(parts[0]!) : undefined;
-    if (alias) {
-      scope = [...alias.scope];
-      absolute = alias.q.absolute;
-      parts = [...alias.q.parts, ...parts.slice(1)];
-    }
-    if (parts.length === 0) return [scope];
-    if (absolute) return [[...parts]];
-    const out: string[][] = [];
-    for (let k = scope.length; k >= 0; k--) out.push([...scope.slice(0, k), ...parts]);
-    return out;
-  };
-
-  const define = (headAt: number, head: string) => {
-    const fn = functionHead(head);
-    if (!fn) return;
-    const q = parseQualifier(fn.qualifier);
-    const cands = candidates(q).map((c) => c.join("::"));
-    const anonymous = q.parts.length === 0 && stack.some((s) => s.kind === "namespace" && s.anonymous);
-    const cLinkage = stack.some((s) => s.kind === "linkage" && s.c) || externC(head.slice(0, fn.index), headAt);
-    const inKernelNs = cands.includes(kernelNs);
-    let where = inKernelNs ? kernelNs : cands[0]!;
-    if (anonymous) {
-      where = stack
-        .flatMap((s) => (s.kind !== "namespace" ? [] : s.anonymous ? ["(anonymous namespace)"] : s.parts))
-        .join("::");
-    }
-    const qualified = where === "" ? `::${fn.name}` : `${where}::${fn.name}`;
-    const specifiers = head.slice(0, fn.index);
-    const cantLink = `so ${register} cannot link to it`;
-    let notKernel: string | null = null;
-    if (!inKernelNs) {
-      const scope = where === "" ? "the global namespace" : where;
-      notKernel = `its scope is ${scope}, not ${kernelNs}; define the kernel in namespace ${kernelNs}`;
-    } else if (anonymous) {
-      notKernel = `it is in an anonymous namespace (internal linkage), ${cantLink}; define it outside the anonymous namespace`;
-    } else if (/\bstatic\b/.test(specifiers)) {
-      notKernel = `it is static (internal linkage), ${cantLink}; remove static`;
-    } else if (/\b(?:inline|constexpr|consteval)\b/.test(specifiers)) {
-      notKernel = `it is inline, so it is compiled only where it is called and ${register} cannot link to it; remove inline (or constexpr)`;
-    } else if (cLinkage) {
-      notKernel = `it has C linkage (extern "C"), so it is not the C++ function ${kernelNs}::${fn.name}; define it outside extern "C"`;
-    }
-    const { line, col } = lineCol(text, headAt + fn.index);
-    defs.push({
-      name: fn.name,
-      params: splitTopLevel(fn.params).map(normalizeParam),
-      raw: `${qualified}(${fn.params.replace(/\s+/g, " ").trim()})`,
-      loc: { file, line, col },
-      returns: returnType(specifiers, fn.trailer),
-      notKernel,
-    });
-  };
-  /** `extern "C"` among a declaration's specifiers (string contents are blanked in `text`: read them from `raw`). */
-  const externC = (specifiers: string, at: number): boolean => {
-    const m = /\bextern\s*"/.exec(specifiers);
-    if (!m) return false;
-    const open = at + m.index + m[0].length - 1;
-    return raw.slice(open + 1, raw.indexOf('"', open + 1)) === "C";
-  };
-
+  const troubles: Trouble[] = [];
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (c === "(") {
@@ -598,7 +572,7 @@ function freeDefinitions(
     const head = text.slice(headStart, i);
     if (c === ";") {
       const alias = others === 0 ? ALIAS_HEAD.exec(head) : null;
-      if (alias) aliases.set(alias[1]!, { scope: scopePath(), q: parseQualifier(alias[2]!) });
+      if (alias) aliases.set(alias[1]!, { scope: namespacePath(stack), q: parseQualifier(alias[2]!) });
     } else if (c === "}") {
       const s = stack.pop();
       if (s === undefined) troubles.push({ at: i, message: "this } closes no { the kernel check saw" });
@@ -618,7 +592,7 @@ function freeDefinitions(
         const open = headStart + linkage.index + linkage[0].indexOf('"');
         stack.push({ kind: "linkage", c: raw.slice(open + 1, raw.indexOf('"', open + 1)) === "C", at: i });
       } else {
-        define(headStart, head);
+        onBody(headStart, head, { stack, aliases });
         stack.push({ kind: "other", at: i });
         others++;
       }
@@ -629,15 +603,108 @@ function freeDefinitions(
   if (open) troubles.push({ at: open.at, message: "this { is never closed as the kernel check reads the file" });
   else if (paren > 0)
     troubles.push({ at: text.length, message: "a ( is never closed as the kernel check reads the file" });
-  const p = troubles[0];
-  if (p !== undefined) {
-    const { line, col } = lineCol(text, p.at);
-    problems.push({
-      severity: "warning",
-      loc: { file, line, col },
-      message: `${p.message} (a brace or parenthesis from a macro or an #if branch?), so it may miss or misplace the kernels defined in this file; keep braces balanced outside macros`,
-    });
+  return troubles[0];
+}
+
+function namespacePath(stack: readonly Scope[]): string[] {
+  return stack.flatMap((s) => (s.kind === "namespace" ? s.parts : []));
+}
+
+/** The namespaces `q::` written inside `around` may name: lookup goes from the innermost outwards. */
+function candidates(q: Qualifier, around: Around): string[][] {
+  let scope = namespacePath(around.stack);
+  let { absolute, parts } = q;
+  const alias = !absolute && parts.length > 0 ? around.aliases.get(parts[0]!) : undefined;
+  if (alias) {
+    scope = [...alias.scope];
+    absolute = alias.q.absolute;
+    parts = [...alias.q.parts, ...parts.slice(1)];
   }
+  if (parts.length === 0) return [scope];
+  if (absolute) return [[...parts]];
+  const out: string[][] = [];
+  for (let k = scope.length; k >= 0; k--) out.push([...scope.slice(0, k), ...parts]);
+  return out;
+}
+
+/** The file a definition is read from: its path, its blanked text, its raw text, and the backend. */
+interface FileScan {
+  readonly file: string;
+  readonly text: string;
+  readonly raw: string;
+  readonly config: BackendConfig;
+}
+
+/** The function `head` defines at headAt (before a `{` at namespace scope), or null: not a function definition. */
+function freeDefinition(f: FileScan, headAt: number, head: string, around: Around): KernelDefinition | null {
+  const fn = functionHead(head);
+  if (!fn) return null;
+  const kernelNs = f.config.cppNamespace;
+  const q = parseQualifier(fn.qualifier);
+  const cands = candidates(q, around).map((c) => c.join("::"));
+  const anonymous = q.parts.length === 0 && around.stack.some((s) => s.kind === "namespace" && s.anonymous);
+  const specifiers = head.slice(0, fn.index);
+  const cLinkage = around.stack.some((s) => s.kind === "linkage" && s.c) || externC(f.raw, specifiers, headAt);
+  const inKernelNs = cands.includes(kernelNs);
+  let where = inKernelNs ? kernelNs : cands[0]!;
+  if (anonymous) {
+    where = around.stack
+      .flatMap((s) => (s.kind !== "namespace" ? [] : s.anonymous ? ["(anonymous namespace)"] : s.parts))
+      .join("::");
+  }
+  const qualified = where === "" ? `::${fn.name}` : `${where}::${fn.name}`;
+  const { line, col } = lineCol(f.text, headAt + fn.index);
+  return {
+    name: fn.name,
+    params: splitTopLevel(fn.params).map(normalizeParam),
+    raw: `${qualified}(${fn.params.replace(/\s+/g, " ").trim()})`,
+    loc: { file: f.file, line, col },
+    returns: returnType(specifiers, fn.trailer),
+    notKernel: linkProblem(f.config, fn.name, { where, inKernelNs, anonymous, specifiers, cLinkage }),
+  };
+}
+
+/**
+ * Why Register<Backend>.cpp cannot link to a definition of kernel `name`
+ * that lands in `where`, or null (Note [Finding free definitions]).
+ */
+function linkProblem(
+  config: BackendConfig,
+  name: string,
+  d: {
+    readonly where: string;
+    readonly inKernelNs: boolean;
+    readonly anonymous: boolean;
+    readonly specifiers: string;
+    readonly cLinkage: boolean;
+  },
+): string | null {
+  const kernelNs = config.cppNamespace;
+  const register = `Register${config.backend}.cpp`;
+  const cantLink = `so ${register} cannot link to it`;
+  if (!d.inKernelNs) {
+    const scope = d.where === "" ? "the global namespace" : d.where;
+    return `its scope is ${scope}, not ${kernelNs}; define the kernel in namespace ${kernelNs}`;
+  }
+  if (d.anonymous) {
+    return `it is in an anonymous namespace (internal linkage), ${cantLink}; define it outside the anonymous namespace`;
+  }
+  if (/\bstatic\b/.test(d.specifiers)) return `it is static (internal linkage), ${cantLink}; remove static`;
+  if (/\b(?:inline|constexpr|consteval)\b/.test(d.specifiers)) {
+    return `it is inline, so it is compiled only where it is called and ${register} cannot link to it; remove inline (or constexpr)`;
+  }
+  if (d.cLinkage) {
+    return `it has C linkage (extern "C"), so it is not the C++ function ${kernelNs}::${name}; define it outside extern "C"`;
+  }
+  return null;
+}
+
+/** `extern "C"` among a declaration's specifiers at `at` (string contents are blanked in the scanned text: read them from `raw`). */
+function externC(raw: string, specifiers: string, at: number): boolean {
+  const m = /\bextern\s*"/.exec(specifiers);
+  if (!m) return false;
+  const open = at + m.index + m[0].length - 1;
+  return raw.slice(open + 1, raw.indexOf('"', open + 1)) === "C";
 }
 
 /** How messages name a kernel: `MychipNativeFunctions::add` (as torchgen's --impl-path does), or `at::mychip::add`. */
