@@ -47,6 +47,23 @@ TIMING_RUNS = 5
 # reported as not judgeable, a failure of the case, not of the device.
 JUDGEABLE_UNITS = 1e4
 
+# Note [Eager's spread]: eager's float32 error in a model case is one draw of
+# a random variable, and where the model amplifies rounding it is a wide one.
+# A ResNet whose last stage batch-normalizes N*H*W = 2 elements per channel
+# (the zoo's resnet) computes gradients that are almost all cancellation:
+# eager CPU itself, run on the same model with each float32 weight moved by
+# at most one ulp (an equally valid float32 copy of the float64 model), was
+# 1.06-1.71x its own error on the median gradient and up to 4.8x on the
+# worst, failing the rule 2 draws in 6 (measured on torch 2.13, AMD EPYC);
+# the reference device, every one of its calls within 1.22x eager's error on
+# its own inputs, landed anywhere from 0.07x to 2.9x eager's median error as
+# the inputs changed. One draw is then not eager's accuracy, so a case the
+# device fails is judged again against the worst of SPREAD_DRAWS such draws
+# of eager (compare.py's eager_spread): a device that loses accuracy loses
+# it on every draw and still fails; a device as accurate as eager passes
+# whichever way the rounding fell. Only failing cases pay for the draws.
+SPREAD_DRAWS = 4
+
 
 # -- running a case ------------------------------------------------------------
 
@@ -191,8 +208,38 @@ def run_case(spec: dict, module: torch.nn.Module, dtype: torch.dtype, device: An
     return run
 
 
-def judge(dev: Run, cpu: Run, ref: Run) -> dict[str, tuple[str, str]]:
-    """Per group, the precision rule over every tensor (the worst named)."""
+def ulp_draw(module: torch.nn.Module, seed: int) -> torch.nn.Module:
+    """A copy of ``module`` with every floating parameter moved by -1, 0 or +1
+    ulp at random (Note [Eager's spread])."""
+    other = copy.deepcopy(module)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in other.parameters():
+            if not p.is_floating_point():
+                continue
+            step = torch.randint(-1, 2, tuple(p.shape), generator=g)
+            up = torch.nextafter(p, torch.full_like(p, float("inf")))
+            down = torch.nextafter(p, torch.full_like(p, float("-inf")))
+            p.copy_(torch.where(step > 0, up, torch.where(step < 0, down, p)))
+    return other
+
+
+def spread_of(draws: list[Run], ref: Run) -> dict[tuple[str, str], float]:
+    """Eager's worst error per (group, tensor) over its draws."""
+    out: dict[tuple[str, str], float] = {}
+    for group, rows in ref.groups.items():
+        for name, r in rows:
+            if r is None:
+                continue
+            errs = [error_units(t, r) for t in (dict(d.groups[group]).get(name) for d in draws)
+                    if t is not None and tuple(t.shape) == tuple(r.shape)]
+            out[(group, name)] = max(errs, default=0.0)
+    return out
+
+
+def judge(dev: Run, cpu: Run, ref: Run, spread: dict[tuple[str, str], float] | None = None) -> dict[str, tuple[str, str]]:
+    """Per group, the precision rule over every tensor (the worst named);
+    ``spread``: eager's error over its draws (Note [Eager's spread])."""
     verdicts: dict[str, tuple[str, str]] = {}
     for group in ("values", "gradients", "step"):
         rows = ref.groups[group]
@@ -222,14 +269,15 @@ def judge(dev: Run, cpu: Run, ref: Run) -> dict[str, tuple[str, str]]:
                     "(Note [Judgeable]: the case computes something else in float64)"
                 )
                 continue
-            ok, msg = precision_verdict(dv, cv, r)
+            ok, msg = precision_verdict(dv, cv, r, eager_spread=(spread or {}).get((group, name), 0.0))
             if not ok:
                 bad.append(f"{name}: {msg}")
         if bad:
             more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
             verdicts[group] = ("fail", f"{len(bad)}/{len(rows)} tensors off: {bad[0]}{more}")
         else:
-            verdicts[group] = ("pass", f"{len(rows)} tensors within {K:g}x eager float32's error")
+            within = f"the worst of eager float32's error over {SPREAD_DRAWS + 1} draws" if spread else "eager float32's error"
+            verdicts[group] = ("pass", f"{len(rows)} tensors within {K:g}x {within}")
     return verdicts
 
 
@@ -572,7 +620,12 @@ def run_model_task(file: str, case: str, device: Any, save_dir: str | None, phas
     info["fallback"] = dict(sorted(fell_back.items()))
     if out is not None:
         checks["errors"] = ("pass", "")
-        checks.update(judge(out, cpu, ref))
+        verdicts = judge(out, cpu, ref)
+        if any(v[0] == "fail" for v in verdicts.values()):
+            phase_cb("spread")
+            draws = [run_case(spec, ulp_draw(base, seed), torch.float32, "cpu") for seed in range(SPREAD_DRAWS)]
+            verdicts = judge(out, cpu, ref, spread_of(draws, ref))
+        checks.update(verdicts)
     else:
         for g in ("values", "gradients", "step"):
             checks[g] = ("skip", "the device run raised" if "compile" not in checks else "the case did not compile")

@@ -7,9 +7,11 @@ import os
 import tempfile
 import unittest
 
+import torch
+
 from opgen_conformance.device import FaultDevice
 from opgen_conformance.modelfile import ModelFileError, build, resolve, select
-from opgen_conformance.models import replay, run_model_task
+from opgen_conformance.models import Run, judge, replay, run_model_task, spread_of, ulp_draw
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SMALL = os.path.join(HERE, "fixtures", "models", "small.py")
@@ -71,6 +73,46 @@ class PlantedFault(unittest.TestCase):
         self.assertIn("addmm", checks["fallback"][1])
         self.assertEqual(info["fallback"], {"addmm": 1})
         self.assertEqual(info["ops"]["addmm"]["served"], "fallback")
+
+
+class EagerSpread(unittest.TestCase):
+    """Note [Eager's spread]: a case is judged again against the worst of
+    eager's float32 draws; a device as far off as eager's draws passes, one
+    further off still fails."""
+
+    def test_a_draw_moves_each_parameter_by_at_most_one_ulp(self):
+        torch.manual_seed(0)
+        m = torch.nn.Linear(64, 64)
+        d = ulp_draw(m, 3)
+        for (_n, p), (_m, q) in zip(m.named_parameters(), d.named_parameters()):
+            ulp = (torch.nextafter(p, torch.full_like(p, float("inf"))) - p).abs()
+            moved = (q - p).abs()
+            self.assertTrue(bool((moved <= ulp * 1.0000001).all()))
+            self.assertTrue(bool((q > p).any()) and bool((q < p).any()) and bool((q == p).any()))
+        self.assertTrue(torch.equal(ulp_draw(m, 3).weight, d.weight))  # seeded
+        self.assertFalse(torch.equal(ulp_draw(m, 4).weight, d.weight))
+
+    def test_the_spread_decides_only_where_the_single_draw_fails(self):
+        ref = Run()
+        ref.groups["values"] = [("out", torch.tensor([1.0], dtype=torch.float64))]
+        eps = 1.2e-7  # about one float32 ulp at 1.0 (rtol 1.3e-6, atol 1e-5: ~0.009 tolerance units)
+
+        def f32(x):
+            r = Run()
+            r.groups["values"] = [("out", torch.tensor([x], dtype=torch.float32))]
+            return r
+
+        cpu = f32(1.0 + 2 * eps)
+        dev = f32(1.0 + 400 * eps)
+        self.assertEqual(judge(dev, cpu, ref)["values"][0], "fail")
+        draws = [f32(1.0 + 200 * eps), f32(1.0 - 50 * eps)]
+        spread = spread_of(draws, ref)
+        self.assertGreater(spread[("values", "out")], 0)
+        self.assertEqual(judge(dev, cpu, ref, spread)["values"][0], "pass")
+        far = f32(1.0 + 3000 * eps)
+        verdict = judge(far, cpu, ref, spread)["values"]
+        self.assertEqual(verdict[0], "fail")
+        self.assertIn("over its float32 draws", verdict[1])
 
 
 class ModelFiles(unittest.TestCase):
