@@ -227,3 +227,49 @@ describe("the only writer", () => {
     expect(fsWrites(given)).toEqual(want);
   });
 });
+
+// The unit tier is pure TypeScript (vitest.config.ts): a test that starts a
+// process or reads the installed torch belongs in test/integration.
+const IMPURE: [RegExp, string][] = [
+  [/from\s+"(?:node:)?child_process"|import\(\s*"(?:node:)?child_process"/, "child_process"],
+  [/from\s+"execa"|import\(\s*"execa"/, "execa"],
+  [/from\s+"[./]*\/src\/torch\/discover(?:\.js)?"/, "the installed torch (src/torch/discover)"],
+  [/from\s+"\.\.\/helpers\/(?:cli|pypi)(?:\.js)?"/, "a test helper that starts processes"],
+];
+function impurities(text: string): string[] {
+  return IMPURE.filter(([re]) => re.test(text)).map(([, what]) => what);
+}
+
+describe("the unit tier", () => {
+  const UNIT = path.resolve(import.meta.dirname);
+  it("no test/unit file starts a process or reads the installed torch", () => {
+    const found: string[] = [];
+    // (this file holds the patterns themselves as the check's own test data)
+    const files = readdirSync(UNIT).filter((n) => n.endsWith(".test.ts") && n !== path.basename(import.meta.filename));
+    expect(files.length).toBeGreaterThan(10);
+    for (const f of files) {
+      for (const what of impurities(readFileSync(path.join(UNIT, f), "utf8"))) found.push(`test/unit/${f}: ${what}`);
+    }
+    expect(found).toEqual([]);
+  });
+
+  const cases: [string, { given: string; want: string[] }][] = [
+    ["pure", { given: 'import { toJunit } from "../../src/conformance/formats.js";', want: [] }],
+    ["a spawn", { given: 'import { spawnSync } from "node:child_process";', want: ["child_process"] }],
+    ["execa, dynamically", { given: 'const { execa } = await import("execa");', want: ["execa"] }],
+    [
+      "torch",
+      {
+        given: 'import { discoverTorch } from "../../src/torch/discover.js";',
+        want: ["the installed torch (src/torch/discover)"],
+      },
+    ],
+    [
+      "the CLI helper",
+      { given: 'import { cliIn } from "../helpers/cli.js";', want: ["a test helper that starts processes"] },
+    ],
+  ];
+  it.each(cases)("the check sees %s", (_name, { given, want }) => {
+    expect(impurities(given)).toEqual(want);
+  });
+});
