@@ -53,7 +53,7 @@ describe("backends/ref torch-free layers", () => {
   });
 
   it.each([
-    ["protection keys (the default)", {}],
+    ["the default mechanism (protection keys, or pages on a CPU without them)", {}],
     ["page protection", { REF_DRIVER_PROTECTION: "pages" }],
   ])(
     "the C ABIs called directly, linked with nothing else: %s",
