@@ -35,7 +35,7 @@ import { readNonNative } from "./keys/nonnative.js";
 import { readOpLists } from "./keys/oplists.js";
 import { q } from "./names.js";
 import { didYouMean } from "./suggest.js";
-import type { BackendConfig } from "./types.js";
+import { autogradKey, type BackendConfig } from "./types.js";
 
 /** Keys gen_backend_stubs.py / gen_lazy_tensor.py pop from the YAML (torch 2.13), same meaning here. */
 export const TORCHGEN_KEYS = [
@@ -194,7 +194,7 @@ function withinLimits(cx: KeyContext): boolean {
 }
 
 /** The top-level keys, each read once: unknown and duplicate keys reported. */
-function readTop(cx: KeyContext, top: YMap): TopKeys & { readonly keyLocs: Map<string, SourceLoc> } {
+function readTop(cx: KeyContext, top: YMap): TopKeys {
   const first = new Map<string, YPair>();
   const keyLocs = new Map<string, SourceLoc>();
   for (const pair of top.items) {
@@ -223,14 +223,12 @@ function readTop(cx: KeyContext, top: YMap): TopKeys & { readonly keyLocs: Map<s
     value: (key) => first.get(key)?.value ?? null,
     keyLoc: (key) => keyLocs.get(key),
     loc: cx.locOf(top),
-    keyLocs,
   };
 }
 
 /** One reader per key (src/backend/keys/), in the order their checks depend on each other. */
 function checkTop(cx: KeyContext, yamlTop: YMap): Omit<BackendConfig, "warnings" | "sourceSha256"> | null {
   const top = readTop(cx, yamlTop);
-  const keyLocs = top.keyLocs;
   const backendLoc = top.keyLoc("backend") ?? top.loc;
   const backend = readBackend(cx, top.value("backend"), backendLoc);
   const cppNamespace = readCppNamespace(cx, top.value("cpp_namespace"), top.keyLoc("cpp_namespace") ?? top.loc);
@@ -253,7 +251,7 @@ function checkTop(cx: KeyContext, yamlTop: YMap): Omit<BackendConfig, "warnings"
       return m ? [{ name: e.name, loc: e.loc, fn: e.fn, ...m }] : [];
     }),
     custom,
-    `Autograd${backend ?? "PrivateUse1"}`,
+    autogradKey(backend ?? "PrivateUse1"),
   );
 
   if (backend === null) return null;
@@ -264,25 +262,20 @@ function checkTop(cx: KeyContext, yamlTop: YMap): Omit<BackendConfig, "warnings"
     autogradFormula: new Map(autogradBackward.flatMap((b) => (b.formula ? [[b.op, b.formula] as const] : []))),
     file: cx.file,
     backend,
-    autogradKey: `Autograd${backend}`,
     cppNamespace,
-    cppNamespaceParts: cppNamespace === "" ? [] : cppNamespace.split("::"),
     kernelHome,
     supported,
     autograd,
     symint,
-    symintNames: new Set(symint.map((e) => e.name)),
     fullCodegen,
     nonNative,
     irGen,
     runtime,
-    runtimeNames: new Set(runtime.map((e) => e.name)),
     useOutAsPrimary,
     deviceGuard,
     device,
     pythonPackage,
     fallback,
     dtypes,
-    keyLocs,
   };
 }

@@ -36,6 +36,11 @@ export const DEFAULT_DEVICE: Readonly<Record<BackendKey, string>> = {
   MTIA: "mtia",
 };
 
+/** `Autograd<backend>`: the dispatch key `autograd:` entries are registered on. */
+export function autogradKey(backend: BackendKey): `Autograd${BackendKey}` {
+  return `Autograd${backend}`;
+}
+
 /** What happens to an aten operator the backend does not list. */
 export const FALLBACK_POLICIES = ["cpu", "none"] as const;
 export type FallbackPolicy = (typeof FALLBACK_POLICIES)[number];
@@ -94,12 +99,8 @@ export interface BackendConfig {
   readonly sourceSha256: string;
   /** `backend:` — the dispatch key kernels are registered on. */
   readonly backend: BackendKey;
-  /** `Autograd<backend>`: where `autograd:` entries are registered. */
-  readonly autogradKey: `Autograd${BackendKey}`;
   /** `cpp_namespace:` e.g. `at::mychip`. */
   readonly cppNamespace: string;
-  /** `cppNamespace` split on `::`; each part a checked C++ identifier. */
-  readonly cppNamespaceParts: readonly string[];
   /**
    * Where kernels live (Note [Kernel home]): `class_name:` (default
    * `<backend>NativeFunctions`, torchgen's), or free functions with
@@ -112,8 +113,6 @@ export interface BackendConfig {
   readonly autograd: readonly OpEntry[];
   /** `symint:` in file order, duplicates removed: these kernels take c10::SymInt. */
   readonly symint: readonly OpEntry[];
-  /** Names in `symint` for quick lookup. */
-  readonly symintNames: ReadonlySet<string>;
   /** `full_codegen:` (lazy-tensor codegen); torchgen's gen_backend_stubs treats these as supported too. */
   readonly fullCodegen: readonly OpEntry[];
   /** `non_native:` (lazy-tensor only). */
@@ -122,8 +121,6 @@ export interface BackendConfig {
   readonly irGen: readonly OpEntry[];
   /** `runtime:` overloads the project's runtime registers by hand (Note [Runtime operators] in load.ts). */
   readonly runtime: readonly OpEntry[];
-  /** Names in `runtime`. */
-  readonly runtimeNames: ReadonlySet<string>;
   /** `use_out_as_primary:` derive functional/inplace wrappers from the out kernel. Default false. */
   readonly useOutAsPrimary: boolean;
   /** `device_guard:` wrappers set the current device from the arguments. Default false. */
@@ -152,8 +149,6 @@ export interface BackendConfig {
   readonly autogradBackward: ReadonlyMap<string, string | null>;
   /** `autograd:` mapping entries whose backward is formulas (Note [Backward formulas]): op name -> them. */
   readonly autogradFormula: ReadonlyMap<string, BackwardFormula>;
-  /** Where each top-level key is written, for later passes that want to cite it. */
-  readonly keyLocs: ReadonlyMap<string, SourceLoc>;
   /** Problems that do not stop generation (duplicates, defaults worth knowing). */
   readonly warnings: readonly Diagnostic[];
 }

@@ -37,6 +37,7 @@
  */
 import { DispatcherSignature } from "../api/dispatcher.js";
 import { type BackwardFormula, formulaNames, isPlainTensor } from "../backend/custom.js";
+import { autogradKey } from "../backend/types.js";
 import { callArguments, printType } from "../model/schema.js";
 import type { Argument } from "../model/types.js";
 import { type AutogradFunction, NO_FLAGS, type Plan } from "./plan.js";
@@ -323,7 +324,7 @@ export function emitAutogradFunctions(plan: Plan, headerName: string, banner: st
   const aten = plan.functions.filter((m) => m.ns === "aten");
   if (aten.length > 0) {
     f.include("<torch/library.h>");
-    f.line(`TORCH_LIBRARY_IMPL(aten, ${c.autogradKey}, m) {`);
+    f.line(`TORCH_LIBRARY_IMPL(aten, ${autogradKey(c.backend)}, m) {`);
     impls(aten);
     f.line("}").line();
   }
@@ -336,7 +337,7 @@ export function emitAutogradFunctions(plan: Plan, headerName: string, banner: st
     for (const k of plan.customKernels)
       f.line(`  m.impl(${cxxString(k.op.name)}, &::${plan.kernelScope}::${k.op.kernel});`);
     f.line("}").line();
-    f.line(`TORCH_LIBRARY_IMPL(${c.device}, ${c.autogradKey}, m) {`);
+    f.line(`TORCH_LIBRARY_IMPL(${c.device}, ${autogradKey(c.backend)}, m) {`);
     impls(plan.functions.filter((m) => m.ns !== "aten"));
     f.line("}").line();
   }

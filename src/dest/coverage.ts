@@ -230,7 +230,8 @@ export function computeModelCoverage(
   ];
   const section = new Map<string, string>();
   for (const [key, entries] of sections) for (const e of entries) if (!section.has(e.name)) section.set(e.name, key);
-  const served = (name: string) => registered.has(name) || config.runtimeNames.has(name);
+  const runtime = new Set(config.runtime.map((e) => e.name));
+  const served = (name: string) => registered.has(name) || runtime.has(name);
   const missingFate: ModelFate = config.fallback === "cpu" ? "fallback" : "unsupported";
 
   const fate = (name: string): { fate: ModelFate; detail: string } => {
@@ -240,7 +241,7 @@ export function computeModelCoverage(
         ? { fate: "derived", detail: `from ${reg.from}` }
         : { fate: "listed", detail: section.get(name) ?? "supported" };
     }
-    if (config.runtimeNames.has(name)) return { fate: "listed", detail: "runtime" };
+    if (runtime.has(name)) return { fate: "listed", detail: "runtime" };
     const f = name.includes("::") ? undefined : catalog.byName.get(name);
     if (f === undefined)
       return { fate: "other", detail: "not in native_functions.yaml: torch serves it on every device" };

@@ -34,7 +34,7 @@
 
 import { cppFlags, DispatcherSignature, dispatcherName, kernelSignature } from "../api/dispatcher.js";
 import { type BackwardFormula, type CustomOp, functionProblem } from "../backend/custom.js";
-import type { BackendConfig, KernelHome, OpEntry } from "../backend/types.js";
+import { autogradKey, type BackendConfig, type KernelHome, type OpEntry } from "../backend/types.js";
 import { coreNames, groupFunctions, hasSymInt, isTensorLike, schemaKind } from "../model/catalog.js";
 import { callArguments } from "../model/schema.js";
 import type {
@@ -164,11 +164,11 @@ export interface Plan {
   readonly functions: readonly AutogradFunction[];
 }
 
-function kernelDecl(entry: OpEntry, config: BackendConfig, autograd: boolean): KernelDecl {
+function kernelDecl(entry: OpEntry, home: KernelHome, symintNames: ReadonlySet<string>, autograd: boolean): KernelDecl {
   const f = entry.fn;
-  const symint = config.symintNames.has(entry.name) && hasSymInt(f.func);
+  const symint = symintNames.has(entry.name) && hasSymInt(f.func);
   const sig = kernelSignature(f, symint);
-  return { op: entry.name, f, entry, sig, declaration: declaration(config.kernelHome, sig), symint, autograd };
+  return { op: entry.name, f, entry, sig, declaration: declaration(home, sig), symint, autograd };
 }
 
 /** The C++ name of the wrapper registered for f on `dispatchKey` (`prefix` "meta": its meta check). */
@@ -203,9 +203,11 @@ function planKey(
   skipped: Map<string, string>,
 ): KeyPlan {
   const autograd = dispatchKey !== config.backend;
+  const symintNames = new Set(config.symint.map((e) => e.name));
   const kernels = new Map<string, KernelDecl>();
   for (const e of entries)
-    if (!kernels.has(e.name)) kernels.set(e.name, kernelDecl(e, config, autogradOps.has(e.name)));
+    if (!kernels.has(e.name))
+      kernels.set(e.name, kernelDecl(e, config.kernelHome, symintNames, autogradOps.has(e.name)));
 
   const regs: Registration[] = [];
   const add = (f: NativeFunction, servedBy: ServedBy, kernel: KernelDecl, derivation: Derivation | null) => {
@@ -222,13 +224,15 @@ function planKey(
     });
   };
 
+  // The runtime serves these (Note [Runtime operators] in src/backend/load.ts).
+  const runtime = new Set(config.runtime.map((e) => e.name));
   const seenGroups = new Set<NativeFunctionsGroup>();
   for (const k of kernels.values()) {
     add(k.f, "kernel", k, null);
     const g = catalog.groupOf.get(k.op);
     if (!g || seenGroups.has(g)) continue;
     seenGroups.add(g);
-    deriveInGroup(g, kernels, config, dispatchKey, add, skipped);
+    deriveInGroup(g, kernels, runtime, config, dispatchKey, add, skipped);
   }
   regs.sort((a, b) => cmp(a.op, b.op));
   return { dispatchKey, autograd, kernels: [...kernels.values()], registrations: regs };
@@ -237,6 +241,7 @@ function planKey(
 function deriveInGroup(
   g: NativeFunctionsGroup,
   kernels: ReadonlyMap<string, KernelDecl>,
+  runtime: ReadonlySet<string>,
   config: BackendConfig,
   dispatchKey: string,
   add: (f: NativeFunction, servedBy: ServedBy, kernel: KernelDecl, derivation: Derivation | null) => void,
@@ -245,8 +250,7 @@ function deriveInGroup(
   const functional = kernels.get(g.functional.name);
   const out = kernels.get(g.out.name);
   for (const f of groupFunctions(g)) {
-    // The runtime serves it (Note [Runtime operators] in src/backend/load.ts).
-    if (kernels.has(f.name) || config.runtimeNames.has(f.name)) continue;
+    if (kernels.has(f.name) || runtime.has(f.name)) continue;
     const kind = schemaKind(f.func);
     if (!config.useOutAsPrimary) {
       if (functional && kind !== "functional") {
@@ -497,7 +501,8 @@ export function buildPlan(config: BackendConfig, catalog: OperatorCatalog): Plan
   const backend = planKey(backendEntries, config, catalog, config.backend, wrapped, skipped);
   const direct = config.autograd.filter((e) => !wrapped.has(e.name));
   const all = new Set(direct.map((e) => e.name));
-  const autograd = direct.length > 0 ? planKey(direct, config, catalog, config.autogradKey, all, skipped) : null;
+  const autograd =
+    direct.length > 0 ? planKey(direct, config, catalog, autogradKey(config.backend), all, skipped) : null;
   // Default sort compares UTF-16 code units, like Python's sorted() on these ASCII strings.
   const uniqSorted = (xs: readonly KernelDecl[]) => [...new Set(xs.map((k) => k.declaration))].sort();
   const customKernels = config.custom.map((o) => customKernel(config, o));

@@ -10,6 +10,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { loadBackendYaml, parseBackendYaml } from "../../src/backend/load.js";
 import { editDistance, suggest } from "../../src/backend/suggest.js";
 import type { BackendConfig } from "../../src/backend/types.js";
+import { emitHeader } from "../../src/dest/header.js";
+import { buildPlan } from "../../src/dest/plan.js";
 import { loadCatalog } from "../../src/model/catalog.js";
 import type { OperatorCatalog } from "../../src/model/types.js";
 import { discoverTorch } from "../../src/torch/discover.js";
@@ -40,9 +42,7 @@ function diagnosticsOf(f: () => unknown): string[] {
 function summary(c: BackendConfig) {
   return {
     backend: c.backend,
-    autogradKey: c.autogradKey,
     cppNamespace: c.cppNamespace,
-    cppNamespaceParts: c.cppNamespaceParts,
     kernelHome: c.kernelHome,
     device: c.device,
     pythonPackage: c.pythonPackage,
@@ -62,9 +62,7 @@ function summary(c: BackendConfig) {
 type Summary = ReturnType<typeof summary>;
 
 const DEFAULTS = {
-  autogradKey: "AutogradPrivateUse1",
   cppNamespace: "at::mychip",
-  cppNamespaceParts: ["at", "mychip"],
   backend: "PrivateUse1",
   kernelHome: { kind: "class", className: "PrivateUse1NativeFunctions" },
   device: "mychip",
@@ -724,7 +722,6 @@ const valid: [string, { given: string; want: Partial<Summary> }][] = [
       given: y("backend: PrivateUse1", "cpp_namespace: at::mini", "supported:", "  - add.Tensor"),
       want: {
         cppNamespace: "at::mini",
-        cppNamespaceParts: ["at", "mini"],
         device: "privateuseone",
         pythonPackage: "torch_privateuseone",
         supported: ["add.Tensor"],
@@ -759,7 +756,7 @@ const valid: [string, { given: string; want: Partial<Summary> }][] = [
     "namespaces torch fills with operator functions are fine for a struct",
     {
       given: y("backend: PrivateUse1", "cpp_namespace: at", "free_functions: false", "device: mychip"),
-      want: { cppNamespace: "at", cppNamespaceParts: ["at"] },
+      want: { cppNamespace: "at" },
     },
   ],
   [
@@ -814,7 +811,6 @@ const valid: [string, { given: string; want: Partial<Summary> }][] = [
           "backend.yaml:7:42: warning: float32 is listed twice in dtypes (at 7:27 and 7:42); the second entry is ignored",
         ],
         cppNamespace: "vendor::torch_ext::mychip",
-        cppNamespaceParts: ["vendor", "torch_ext", "mychip"],
         kernelHome: { kind: "class", className: "MychipKernels" },
         device: "my_chip",
         pythonPackage: "mychip_torch",
@@ -838,9 +834,7 @@ const valid: [string, { given: string; want: Partial<Summary> }][] = [
       given: y("backend: XLA", "cpp_namespace: torch_xla", "device: xla", "full_codegen: [abs]", "supported: [abs]"),
       want: {
         backend: "XLA",
-        autogradKey: "AutogradXLA",
         cppNamespace: "torch_xla",
-        cppNamespaceParts: ["torch_xla"],
         kernelHome: { kind: "class", className: "XLANativeFunctions" },
         device: "xla",
         pythonPackage: "torch_xla",
@@ -869,9 +863,7 @@ const valid: [string, { given: string; want: Partial<Summary> }][] = [
       ),
       want: {
         backend: "Lazy",
-        autogradKey: "AutogradLazy",
         cppNamespace: "torch::lazy",
-        cppNamespaceParts: ["torch", "lazy"],
         kernelHome: { kind: "class", className: "LazyNativeFunctions" },
         device: "lazy",
         pythonPackage: "torch_lazy",
@@ -924,12 +916,18 @@ describe("fixtures", () => {
       "resize_",
       "set_.source_Storage_storage_offset",
     ]);
-    expect(c.symintNames.has("view")).toBe(true);
     // Every entry keeps where it was written, and its resolved operator.
     const add = c.supported.find((e) => e.name === "add.Tensor")!;
     expect(add.loc).toEqual({ file: `${FIXTURES}/mychip.yaml`, line: 26, col: 5 });
     expect(add.fn).toBe(catalog.byName.get("add.Tensor"));
-    expect(c.keyLocs.get("device")).toEqual({ file: `${FIXTURES}/mychip.yaml`, line: 6, col: 1 });
+    // What the vendor sees of cpp_namespace and symint: the header's namespace
+    // and SymInt kernels for the symint entries only.
+    const header = emitHeader(buildPlan(c, catalog), "");
+    expect(header).toContain("namespace at::mychip {");
+    expect(header).toContain("static at::Tensor view_symint(const at::Tensor & self, c10::SymIntArrayRef size);");
+    expect(header).toContain(
+      "static at::Tensor add(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha);",
+    );
   });
 
   it("xla_native_functions.yaml: torch_xla's shape loads unchanged", () => {
