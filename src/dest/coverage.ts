@@ -220,7 +220,7 @@ export function computeModelCoverage(
   const plan = buildPlan(config, catalog);
   const registered = new Map<string, { servedBy: string; from: string }>();
   for (const r of [...plan.backend.registrations, ...(plan.autograd?.registrations ?? [])]) {
-    registered.set(r.op, { servedBy: r.servedBy, from: r.kernel.op });
+    registered.set(r.op, { servedBy: r.servedBy, from: r.kernel.entry.name });
   }
   const sections: [string, readonly { name: string }[]][] = [
     ["supported", config.supported],

@@ -51,8 +51,7 @@ export type ServedBy = "kernel" | "derived_out" | "derived_inplace" | "derived_f
 
 /** A backend kernel: one static member of class_name, or one free function (Note [Kernel home]). */
 export interface KernelDecl {
-  readonly op: string;
-  readonly f: NativeFunction;
+  /** The listed operator: its name, where the YAML lists it, its NativeFunction. */
   readonly entry: OpEntry;
   readonly sig: DispatcherSignature;
   /** `static <decl>;` (a free function: `<decl>;`) exactly as in the header. */
@@ -168,7 +167,7 @@ function kernelDecl(entry: OpEntry, home: KernelHome, symintNames: ReadonlySet<s
   const f = entry.fn;
   const symint = symintNames.has(entry.name) && hasSymInt(f.func);
   const sig = kernelSignature(f, symint);
-  return { op: entry.name, f, entry, sig, declaration: declaration(home, sig), symint, autograd };
+  return { entry, sig, declaration: declaration(home, sig), symint, autograd };
 }
 
 /** The C++ name of the wrapper registered for f on `dispatchKey` (`prefix` "meta": its meta check). */
@@ -228,8 +227,8 @@ function planKey(
   const runtime = new Set(config.runtime.map((e) => e.name));
   const seenGroups = new Set<NativeFunctionsGroup>();
   for (const k of kernels.values()) {
-    add(k.f, "kernel", k, null);
-    const g = catalog.groupOf.get(k.op);
+    add(k.entry.fn, "kernel", k, null);
+    const g = catalog.groupOf.get(k.entry.name);
     if (!g || seenGroups.has(g)) continue;
     seenGroups.add(g);
     deriveInGroup(g, kernels, runtime, config, dispatchKey, add, skipped);
@@ -397,11 +396,11 @@ export function fromOutProblem(f: NativeFunction, out: KernelDecl): string | nul
   if (schemaKind(f.func) === "inplace") {
     const self = f.func.arguments.positional.find((a) => a.name === "self");
     if (!self || !isTensor(self.type)) return "self is not a single Tensor";
-    const outs = out.f.func.arguments.out;
+    const outs = out.entry.fn.func.arguments.out;
     if (outs.length !== 1 || !isTensor(outs[0]!.type)) return "the out= overload does not have exactly one Tensor out";
     return null;
   }
-  const outs = out.f.func.arguments.out;
+  const outs = out.entry.fn.func.arguments.out;
   if (f.func.returns.length === 0 || f.func.returns.length !== outs.length) {
     return "its returns do not match the out= arguments one to one";
   }

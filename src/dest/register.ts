@@ -164,7 +164,7 @@ class KernelEmitter {
 
   /** What to call to run kernel k (its guarded wrapper when there is one). */
   callee(k: KernelDecl): string {
-    return this.callees.get(k.op) ?? qualifiedKernel(this.plan, k);
+    return this.callees.get(k.entry.name) ?? qualifiedKernel(this.plan, k);
   }
 
   emit(r: Registration): Emitted {
@@ -184,7 +184,7 @@ class KernelEmitter {
       return { wrapper: null, fn: `static_cast<${k.sig.ptrType()}>(&${qualifiedKernel(this.plan, k)})` };
     }
     body.push(`return ${qualifiedKernel(this.plan, k)}(${k.sig.args.map((a) => a.name).join(", ")});`);
-    this.callees.set(k.op, name);
+    this.callees.set(k.entry.name, name);
     return { wrapper: { name, signature: k.sig.decl(name), body, includes }, fn: `&${name}` };
   }
 }
@@ -254,7 +254,7 @@ class DerivedEmitter {
   private derivedOut(r: Registration, from: KernelDecl, checks: DerivedChecks): Emitted {
     // The boxed kernel copies into the outs, and makes meta copies of the arguments.
     this.uses("copy", "derivedOut", "meta");
-    const n = from.f.func.name;
+    const n = from.entry.fn.func.name;
     let wrapper: WrapperFn | null = null;
     if (checks.meta) {
       const m = metaFunction(r.f, false);
@@ -275,7 +275,7 @@ class DerivedEmitter {
   private functionalFromOut(from: KernelDecl): Emitted {
     // The boxed kernel runs the Meta kernel on meta copies of the arguments.
     this.uses("derivedFunctional", "meta");
-    const n = from.f.func.name;
+    const n = from.entry.fn.func.name;
     const fn = `derived_functional(c10::DispatchKey::${this.dispatchKey}, "aten::${printBaseOperatorName(n.name)}", "${n.overloadName}")`;
     return { wrapper: null, fn };
   }
@@ -296,7 +296,7 @@ class DerivedEmitter {
     const callArgs = from.sig.args.map((a) => {
       if (have.has(a.name)) return a.name;
       const e = fromOut[a.name];
-      if (e === undefined) throw new Error(`cannot derive ${f.name} from ${from.op}: no value for '${a.name}'`);
+      if (e === undefined) throw new Error(`cannot derive ${f.name} from ${from.entry.name}: no value for '${a.name}'`);
       return e;
     });
     const body = checks.meta ? this.metaCheck(f, sig) : [];
@@ -325,7 +325,7 @@ class DerivedEmitter {
 
   private inplaceFromOut(from: KernelDecl, sig: DispatcherSignature): Emitted {
     this.uses("copy");
-    const outArg = from.f.func.arguments.out[0]!.name;
+    const outArg = from.entry.fn.func.arguments.out[0]!.name;
     const callArgs = from.sig.args.map((a) => (a.name === outArg ? "tmp" : a.name));
     const body = [
       "at::Tensor tmp = at::empty({0}, self.options());",

@@ -85,12 +85,12 @@ export function emitKernelStubs(
   const out: OutputFile[] = [];
   const seen = new Set<string>();
   for (const k of kernelsOf(plan)) {
-    if (defined.has(k.op) || seen.has(k.op)) continue;
-    seen.add(k.op);
+    if (defined.has(k.entry.name) || seen.has(k.entry.name)) continue;
+    seen.add(k.entry.name);
     out.push({
-      path: `${unambiguousName(k.f.func.name)}.cpp`,
+      path: `${unambiguousName(k.entry.fn.func.name)}.cpp`,
       createOnly: true,
-      content: printStub(config, [printSchema(k.f.func)], includes, stubSignature(config, k.sig), k.op),
+      content: printStub(config, [printSchema(k.entry.fn.func)], includes, stubSignature(config, k.sig), k.entry.name),
     });
   }
   // Custom operators' kernels, and the backward an autograd: mapping entry

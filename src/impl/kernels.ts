@@ -727,11 +727,13 @@ function kernelName(config: BackendConfig, name: string): string {
  */
 function signatureDiff(d: KernelDefinition, k: KernelDecl): string | null {
   const want = normalizedParams(k.sig);
-  if (d.params.length !== want.length) return `it has ${d.params.length} parameters, ${k.op} takes ${want.length}`;
+  if (d.params.length !== want.length)
+    return `it has ${d.params.length} parameters, ${k.entry.name} takes ${want.length}`;
   const i = d.params.findIndex((p, j) => p !== want[j]);
-  if (i >= 0) return `parameter ${i + 1} is '${d.params[i]}', ${k.op} declares '${want[i]}'`;
+  if (i >= 0) return `parameter ${i + 1} is '${d.params[i]}', ${k.entry.name} declares '${want[i]}'`;
   const returns = normalizeParam(printCType(k.sig.returns));
-  if (d.returns !== null && d.returns !== returns) return `it returns '${d.returns}', ${k.op} returns '${returns}'`;
+  if (d.returns !== null && d.returns !== returns)
+    return `it returns '${d.returns}', ${k.entry.name} returns '${returns}'`;
   return null;
 }
 
@@ -745,7 +747,7 @@ function definedOps(plan: Plan, defs: readonly KernelDefinition[]): Set<string> 
   const byName = groupByName(defs);
   const ok = new Set<string>();
   for (const k of kernelsOf(plan)) {
-    if ((byName.get(k.sig.name) ?? []).some((d) => defines(d, k))) ok.add(k.op);
+    if ((byName.get(k.sig.name) ?? []).some((d) => defines(d, k))) ok.add(k.entry.name);
   }
   return ok;
 }
@@ -809,8 +811,8 @@ export function missingKernels(plan: Plan, implPath: string): Diagnostic[] {
       loc: k.entry.loc,
       message:
         cands.length === 0
-          ? `no definition of ${expected} for ${k.op} under ${implPath}`
-          : `no definition of ${kernelName(config, k.sig.name)} for ${k.op} has the declared ${what}; expected ${expected}`,
+          ? `no definition of ${expected} for ${k.entry.name} under ${implPath}`
+          : `no definition of ${kernelName(config, k.sig.name)} for ${k.entry.name} has the declared ${what}; expected ${expected}`,
     });
   }
   for (const d of scan.definitions) {
@@ -826,7 +828,7 @@ export function missingKernels(plan: Plan, implPath: string): Diagnostic[] {
         out.push({
           severity: "error",
           loc: d.loc,
-          message: `${d.raw} is not the kernel ${kernelName(config, k.sig.name)} for ${k.op}: ${d.notKernel}`,
+          message: `${d.raw} is not the kernel ${kernelName(config, k.sig.name)} for ${k.entry.name}: ${d.notKernel}`,
         });
       }
       continue;

@@ -105,8 +105,8 @@ export function newKernelStubs(plan: Plan, manifest: Manifest, existingDirs: rea
   );
   const fresh = new Set(
     [...plan.backend.kernels, ...(plan.autograd?.kernels ?? [])]
-      .filter((k) => !had.has(k.op))
-      .map((k) => `${unambiguousName(k.f.func.name)}.cpp`),
+      .filter((k) => !had.has(k.entry.name))
+      .map((k) => `${unambiguousName(k.entry.fn.func.name)}.cpp`),
   );
   return kernelStubs(plan, { existingDirs }).filter((f) => fresh.has(f.path));
 }

@@ -290,7 +290,7 @@ export function compareUpgrade(inp: UpgradeInputs): UpgradeReport {
   const { config, errors: yamlErrors } = loadAgainst(inp.yamlText, inp.yamlFile, target);
   const plan = buildPlan(config, target);
   const kernels = new Map<string, KernelDecl>();
-  for (const k of [...plan.backend.kernels, ...(plan.autograd?.kernels ?? [])]) kernels.set(k.op, k);
+  for (const k of [...plan.backend.kernels, ...(plan.autograd?.kernels ?? [])]) kernels.set(k.entry.name, k);
   const locs = new Map<string, SourceLoc>();
   for (const e of [...config.supported, ...config.autograd, ...config.fullCodegen, ...config.runtime]) {
     if (!locs.has(e.name)) locs.set(e.name, e.loc);
