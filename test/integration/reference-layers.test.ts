@@ -76,7 +76,7 @@ describe("backends/ref torch-free layers", () => {
         lines.filter((l) => !l.startsWith("ok ")),
         String(r.all),
       ).toEqual([]);
-      expect(lines.length).toBe(12);
+      expect(lines.length).toBe(13);
       expect(r.exitCode).toBe(0);
     },
     120_000,

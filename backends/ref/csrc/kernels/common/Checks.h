@@ -96,6 +96,23 @@ inline const char* where(const refkTensor& out, const refkTensor& cond, const re
   return nullptr;
 }
 
+// clamp's bounds: an absent one (data NULL) reads the input again, which is
+// never selected; every operand has the output's shape and dtype.
+struct ClampOperands {
+  const refkTensor* lo;
+  const refkTensor* hi;
+};
+inline ClampOperands clamp_operands(const refkTensor& in, const refkTensor& lo, const refkTensor& hi) {
+  return ClampOperands{lo.data != nullptr ? &lo : &in, hi.data != nullptr ? &hi : &in};
+}
+inline Verdict clamp(const refkTensor& out, const refkTensor& in, const ClampOperands& b) {
+  if (const char* e = same_shapes({&out, &in, b.lo, b.hi})) return Verdict::invalid("clamp", e);
+  if (in.dtype != out.dtype || b.lo->dtype != out.dtype || b.hi->dtype != out.dtype) {
+    return "clamp: operands must share the output's dtype";
+  }
+  return {};
+}
+
 inline const char* reduce(const refkTensor& out, const refkTensor& in, int32_t nreduce) {
   if (nreduce < 0 || out.ndim + nreduce != in.ndim) return "reduce: bad ranks";
   for (int d = 0; d < out.ndim; ++d) {

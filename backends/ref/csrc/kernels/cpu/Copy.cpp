@@ -187,13 +187,10 @@ refkStatus refkClamp(const refkContext* ctx, const refkTensor* out, const refkTe
                      const refkTensor* hi) {
   return guarded("clamp", [&] {
     const bool has_lo = lo->data != nullptr, has_hi = hi->data != nullptr;
-    // An absent bound reads the input again (never selected).
-    const refkTensor* l = has_lo ? lo : in;
-    const refkTensor* h = has_hi ? hi : in;
-    if (auto s = check_shapes("clamp", {out, in, l, h})) return s;
-    if (in->dtype != out->dtype || l->dtype != out->dtype || h->dtype != out->dtype) {
-      return fail(refkErrorInvalidValue, "clamp: operands must share the output's dtype");
-    }
+    const check::ClampOperands bounds = check::clamp_operands(*in, *lo, *hi);
+    if (auto s = checked(check::clamp(*out, *in, bounds))) return s;
+    const refkTensor* l = bounds.lo;
+    const refkTensor* h = bounds.hi;
     const Access access({out, in, l, h});
     const refkTensor* ops[4] = {out, in, l, h};
     const Loop<4> loop(ops);

@@ -124,12 +124,10 @@ refkStatus refkWhere(const refkContext* ctx, const refkTensor* out, const refkTe
 refkStatus refkClamp(const refkContext* ctx, const refkTensor* out, const refkTensor* in, const refkTensor* lo,
                      const refkTensor* hi) {
   const bool has_lo = lo->data != nullptr, has_hi = hi->data != nullptr;
-  const refkTensor* l = has_lo ? lo : in;
-  const refkTensor* h = has_hi ? hi : in;
-  if (auto s = check_shapes("clamp", {out, in, l, h})) return s;
-  if (in->dtype != out->dtype || l->dtype != out->dtype || h->dtype != out->dtype) {
-    return fail(refkErrorInvalidValue, "clamp: operands must share the output's dtype");
-  }
+  const refk::check::ClampOperands bounds = refk::check::clamp_operands(*in, *lo, *hi);
+  if (auto s = checked(refk::check::clamp(*out, *in, bounds))) return s;
+  const refkTensor* l = bounds.lo;
+  const refkTensor* h = bounds.hi;
   const refkTensor* ops[4] = {out, in, l, h};
   return dispatch(out->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
