@@ -1,16 +1,14 @@
 /**
  * `opgen-backend init`: renders scaffolds/ into a new backend project.
  *
- * A scaffold is a stack of layers: `scaffolds/common/` (device-independent:
- * Python package, setup.py, backend.yaml, tests, CI, README) under
- * `scaffolds/<device>/` (the runtime and kernels for one kind of hardware:
- * `cpu` and `cuda`; both use `common` alone today, their C++ differs only in
- * which driver and kernel library of backends/ref they copy, see
- * referenceFileFor). A later layer's file replaces an earlier one at
- * the same path. Files ending in `.hbs` are logic-free Handlebars templates
- * (placeholders only) rendered with ScaffoldVars and lose the suffix; every
- * other file is copied byte for byte. Path segments may hold placeholders
- * too (`torch_{{name}}/`).
+ * A project is `scaffolds/common/` (Python package, setup.py, backend.yaml,
+ * tests, CI, README: the files that carry the project's name) plus the C++ of
+ * backends/ref (Note [Projects copy the reference backend]); device kinds
+ * differ only in which driver and kernel library they copy (referenceFileFor)
+ * and in a few values of ScaffoldVars. Files ending in `.hbs` are logic-free
+ * Handlebars templates (placeholders only) rendered with ScaffoldVars and
+ * lose the suffix; every other file is copied byte for byte. Path segments
+ * may hold placeholders too (`torch_{{name}}/`).
  *
  * Note [init changes nothing on error]: every check (name, device kind,
  * target directory) runs and every file is rendered in memory before the
@@ -32,12 +30,6 @@ import { writeFiles } from "../write/files.js";
 
 export const DEVICE_KINDS = ["cpu", "cuda"] as const;
 export type DeviceKind = (typeof DEVICE_KINDS)[number];
-
-/** Layers per device kind; `null` marks a kind that is planned but not shipped yet. */
-const LAYERS: Readonly<Record<DeviceKind, readonly string[] | null>> = {
-  cpu: ["common"],
-  cuda: ["common"],
-};
 
 /**
  * Why a project of each kind may find no device, for the warning its
@@ -103,15 +95,14 @@ export interface InitOptions {
   readonly torchVersion: string;
 }
 
-/** Everything a template may print. All values are checked identifiers. */
+/**
+ * Everything a template may print (each field is read by some file of
+ * scaffolds/common). name, NAME and package are checked identifiers.
+ */
 export interface ScaffoldVars {
   readonly name: string;
   readonly NAME: string;
-  readonly Name: string;
   readonly package: string;
-  readonly cpp_namespace: string;
-  readonly class_name: string;
-  readonly runtime_namespace: string;
   readonly device_kind: DeviceKind;
   /** Why the package may find no device: its import warning and `unavailable_reason()`. */
   readonly no_device_reason: string;
@@ -173,19 +164,10 @@ export function scaffoldVars(
   torchVersion: string,
   ops: readonly string[] = [],
 ): ScaffoldVars {
-  const camel = name
-    .split("_")
-    .filter((s) => s.length > 0)
-    .map((s) => s[0]!.toUpperCase() + s.slice(1))
-    .join("");
   return {
     name,
     NAME: name.toUpperCase(),
-    Name: camel,
     package: `torch_${name}`,
-    cpp_namespace: `at::${name}`,
-    class_name: `${camel}NativeFunctions`,
-    runtime_namespace: `${name}_runtime`,
     device_kind: kind,
     no_device_reason: NO_DEVICE_REASON[kind],
     torch_version: torchVersion,
@@ -291,21 +273,16 @@ function renderTemplate(text: string, vars: ScaffoldVars, where: string): string
 
 /** Renders a scaffold in memory: relative output path -> content. */
 export function renderScaffold(kind: DeviceKind, vars: ScaffoldVars): Map<string, Buffer | string> {
-  const layers = LAYERS[kind];
-  if (!layers) throw new UserError(`--device ${kind} is not available yet; use --device cpu`);
-  const root = scaffoldsRoot();
+  const base = path.join(scaffoldsRoot(), "common");
   const files = new Map<string, Buffer | string>();
-  for (const layer of layers) {
-    const base = path.join(root, layer);
-    for (const rel of walk(base)) {
-      const src = path.join(base, rel);
-      const isTemplate = rel.endsWith(".hbs");
-      const outRel = renderTemplate(isTemplate ? rel.slice(0, -4) : rel, vars, `${layer}/${rel} (path)`);
-      files.set(
-        outRel,
-        isTemplate ? renderTemplate(readFileSync(src, "utf8"), vars, `${layer}/${rel}`) : readFileSync(src),
-      );
-    }
+  for (const rel of walk(base)) {
+    const src = path.join(base, rel);
+    const isTemplate = rel.endsWith(".hbs");
+    const outRel = renderTemplate(isTemplate ? rel.slice(0, -4) : rel, vars, `common/${rel} (path)`);
+    files.set(
+      outRel,
+      isTemplate ? renderTemplate(readFileSync(src, "utf8"), vars, `common/${rel}`) : readFileSync(src),
+    );
   }
   const ref = referenceRoot();
   for (const top of REFERENCE_FILES) {
@@ -330,8 +307,6 @@ export function init(dir: string, opts: InitOptions): InitResult {
   const kind = opts.device ?? "cpu";
   if (!(DEVICE_KINDS as readonly string[]).includes(kind)) {
     problems.push(`--device: "${kind}" is not a device kind; use one of ${DEVICE_KINDS.join(", ")}`);
-  } else if (LAYERS[kind as DeviceKind] === null) {
-    problems.push(`--device: the ${kind} scaffold is not available yet; use --device cpu`);
   }
   const kernels = opts.kernels ?? "starter";
   if (!(KERNEL_SETS as readonly string[]).includes(kernels)) {
