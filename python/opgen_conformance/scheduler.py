@@ -35,12 +35,14 @@ class Task:
         return (self.op["name"], self.dtype)
 
     def message(self) -> dict[str, Any]:
-        """What a worker is sent to run this task (worker.py's protocol)."""
+        """What a worker is sent to run this task (worker.py's protocol). An
+        op's keys are the run config's, all present (Note [Run config
+        contract] in config.py)."""
         msg = {
             "op": self.op["name"],
-            "kind": self.op.get("kind", "functional"),
-            "view": bool(self.op.get("view")),
-            "decomposed": bool(self.op.get("decomposed")),
+            "kind": self.op["kind"],
+            "view": self.op["view"],
+            "decomposed": self.op["decomposed"],
         }
         if msg["kind"] == "model":
             msg.update(file=self.op["file"], case=self.op["case"])
@@ -51,7 +53,6 @@ class Task:
 class Scheduler:
     def __init__(self, config: RunConfig) -> None:
         self.config = config
-        self.max_incidents = max(1, config.max_incidents)
         self.pending: collections.deque[Task] = collections.deque()
         self.tasks_total = 0
 
@@ -62,7 +63,7 @@ class Scheduler:
         sample, finished, incidents per task); returns how many are done already."""
         already = 0
         for op in self.config.ops:
-            for dt in op.get("dtypes") or []:
+            for dt in op["dtypes"]:
                 if dt not in KNOWN_DTYPES:
                     continue
                 self.tasks_total += 1
@@ -78,7 +79,8 @@ class Scheduler:
                 already += 1
                 continue
             # A case is one sample (k = 0): one that crashed goes on at k = 1, i.e. is done.
-            self.pending.append(Task({**m, "kind": "model", "view": False}, MODEL_DTYPE, nxt.get(key, 0), incidents.get(key, 0)))
+            task_op = {**m, "kind": "model", "view": False, "decomposed": False}
+            self.pending.append(Task(task_op, MODEL_DTYPE, nxt.get(key, 0), incidents.get(key, 0)))
         return already
 
     def next(self) -> Task | None:
@@ -87,7 +89,8 @@ class Scheduler:
     def after_incident(self, task: Task, k: int) -> str | None:
         """After sample k of `task` crashed or hung: the task goes on at k + 1
         (None), or stops, and the returned text says why."""
-        if task.incidents + 1 >= self.max_incidents:
+        # max_incidents 0 reads as 1: a task stops at its first incident either way.
+        if task.incidents + 1 >= self.config.max_incidents:
             # Each crash costs a worker restart (seconds); a kernel that crashes
             # on every sample would dominate the run. The rest is left unrun, said so.
             return f"stopped after {task.incidents + 1} crashes/timeouts"
