@@ -62,7 +62,7 @@ export function buildCatalog(src: CatalogSources, nativeFunctionsText: string, t
   const lazy = LazyNativeFunctions.of(nativeFunctionsText, src.nativeFunctionsYaml, validTags);
   if (!lazy) {
     const { functions, groups } = parseNativeFunctionsYaml(nativeFunctionsText, src.nativeFunctionsYaml, validTags);
-    return assembleCatalog(src, { functions, groups, tags });
+    return assembleCatalog({ torchVersion: src.version, functions, groups, tags, derivatives: derivativesOf(src) });
   }
   return lazyCatalog(src, lazy, tags);
 }
@@ -111,15 +111,19 @@ function lazyCatalog(src: CatalogSources, lazy: LazyNativeFunctions, tags: reado
   });
 }
 
-/** What an eagerly parsed catalog is assembled from. */
-interface CatalogData {
+/** What an eager catalog is assembled from: a file of unusual shape, or a test's edited copy of a torch's. */
+export interface CatalogData {
+  readonly torchVersion: string;
   readonly functions: readonly NativeFunction[];
   readonly groups: readonly (NativeFunctionsGroup | NativeFunction)[];
   readonly tags: readonly TagInfo[];
+  /** Called when `derivatives` is first read. */
+  readonly derivatives: () => ReadonlyMap<string, DerivativeInfo>;
 }
 
-function assembleCatalog(src: CatalogSources, data: CatalogData): OperatorCatalog {
-  const { functions, groups, tags } = data;
+/** A catalog over operators already built; `byName` and `groupOf` are derived from them. */
+export function assembleCatalog(data: CatalogData): OperatorCatalog {
+  const { functions, groups, tags, derivatives } = data;
   const byName = new Map<string, NativeFunction>();
   for (const f of functions) byName.set(f.name, f);
   const groupOf = new Map<string, NativeFunctionsGroup>();
@@ -127,9 +131,8 @@ function assembleCatalog(src: CatalogSources, data: CatalogData): OperatorCatalo
     if (!isGroup(g)) continue;
     for (const f of groupFunctions(g)) groupOf.set(f.name, g);
   }
-  const derivatives = derivativesOf(src);
   return Object.freeze({
-    torchVersion: src.version,
+    torchVersion: data.torchVersion,
     functions: Object.freeze([...functions]),
     byName,
     groups: Object.freeze([...groups]),
@@ -138,19 +141,17 @@ function assembleCatalog(src: CatalogSources, data: CatalogData): OperatorCatalo
     get derivatives(): ReadonlyMap<string, DerivativeInfo> {
       return derivatives();
     },
+    coreNames: () => functions.flatMap((f) => (f.tags.includes("core") ? [f.name] : [])),
+    hasBase: (base: string) => functions.some((f) => f.name === base || f.name.startsWith(`${base}.`)),
   });
 }
 
-/**
- * The names of the overloads tagged `core`, in file order, without building
- * every entry where the catalog can say (Note [Core without the whole
- * catalog] in lazy.ts).
- */
+/** catalog.coreNames(), as a function. */
 export function coreNames(catalog: OperatorCatalog): readonly string[] {
-  return catalog.coreNames?.() ?? catalog.functions.filter((f) => f.tags.includes("core")).map((f) => f.name);
+  return catalog.coreNames();
 }
 
 /** The overloads tagged `core`, in file order. */
 export function coreOverloads(catalog: OperatorCatalog): NativeFunction[] {
-  return coreNames(catalog).map((n) => catalog.byName.get(n)!);
+  return catalog.coreNames().map((n) => catalog.byName.get(n)!);
 }

@@ -151,17 +151,6 @@ class EntryReader {
   }
 }
 
-/** `CPU, CUDA` -> [CPU, CUDA]: the dispatch keys a key of a `dispatch:` table names (one array per distinct text). */
-function dispatchKeysOf(ks: string): readonly string[] {
-  let keys = DISPATCH_KEYS_CACHE.get(ks);
-  if (!keys) {
-    keys = ks.split(",").map((k) => k.trim());
-    if (DISPATCH_KEYS_CACHE.size < 10_000) DISPATCH_KEYS_CACHE.set(ks, keys);
-  }
-  return keys;
-}
-const DISPATCH_KEYS_CACHE = new Map<string, readonly string[]>();
-
 /** `variants:` (default `function`), duplicates dropped. */
 function readVariants(r: EntryReader): ("function" | "method")[] {
   const variantsText = r.str("variants") ?? "function";
@@ -248,9 +237,10 @@ function readDispatch(
           r.err("dispatch", `kernel for '${ks}' must be a string`);
           continue;
         }
-        const keys = dispatchKeysOf(ks);
+        // `CPU, CUDA` names two dispatch keys.
+        const keys = ks.split(",");
         for (let i = 0; i < keys.length; i++) {
-          const k = keys[i]!;
+          const k = keys[i]!.trim();
           // (`__proto__` would set the table's prototype, not add a key: as torchgen never sees it, skip it.)
           if (k === "__proto__") continue;
           dispatch[k] = kernel;

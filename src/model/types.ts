@@ -198,16 +198,15 @@ export interface OperatorCatalog {
   readonly derivatives: ReadonlyMap<string, DerivativeInfo>;
   readonly tags: readonly TagInfo[];
   /**
-   * The names of the overloads tagged `core`, in file order, for a catalog
-   * that can say without building every entry (Note [Core without the whole
-   * catalog] in lazy.ts); coreOverloads() in catalog.ts falls back on
-   * `functions`.
+   * The names of the overloads tagged `core`, in file order. The lazy catalog
+   * answers without building every entry (Note [Core without the whole
+   * catalog] in lazy.ts).
    */
-  readonly coreNames?: () => readonly string[];
+  coreNames(): readonly string[];
   /**
-   * Whether some operator's name before its overload is `base`, for a catalog
-   * that can say without building every entry; callers fall back on the
-   * names of `byName`.
+   * Whether some operator's name before its overload is `base` (a custom
+   * operator may not take an aten name). The lazy catalog reads only the
+   * bucket `base` would be in.
    */
-  readonly hasBase?: (base: string) => boolean;
+  hasBase(base: string): boolean;
 }

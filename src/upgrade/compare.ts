@@ -51,7 +51,6 @@ import type { BackendConfig } from "../backend/types.js";
 import type { Manifest, ManifestOperator } from "../dest/manifest.js";
 import { buildPlan, type KernelDecl } from "../dest/plan.js";
 import { findDefinitions, normalizedParams, normalizeParam } from "../impl/kernels.js";
-import { coreNames } from "../model/catalog.js";
 import { parseSchema, printArguments, printReturns, printSchema, schemaKind } from "../model/schema.js";
 import type { NativeFunction, OperatorCatalog } from "../model/types.js";
 import { type Diagnostic, formatLoc, type SourceLoc, UserError } from "../util/errors.js";
@@ -362,18 +361,18 @@ export function compareUpgrade(inp: UpgradeInputs): UpgradeReport {
 
   // Core ATen.
   const served = new Set([...regs.map((r) => r.op), ...plan.runtime.map((f) => f.name)]);
-  const coreAfter = [...coreNames(target)];
+  const coreAfter = [...target.coreNames()];
   let addedUncovered: string[] | null = null;
   let removedUncovered: string[] | null = null;
   if (baseline) {
-    const baseCore = new Set(coreNames(baseline));
+    const baseCore = new Set(baseline.coreNames());
     const after = new Set(coreAfter);
     addedUncovered = coreAfter.filter((n) => !baseCore.has(n) && !served.has(n)).sort(cmp);
     removedUncovered = [...baseCore].filter((n) => !after.has(n) && !served.has(n)).sort(cmp);
   }
 
   const coreBefore: number | null =
-    typeof manifest.core_total === "number" ? manifest.core_total : baseline ? coreNames(baseline).length : null;
+    typeof manifest.core_total === "number" ? manifest.core_total : baseline ? baseline.coreNames().length : null;
   const unattributed = yamlErrors.filter((d) => !attributed.has(d));
   const count = (k: Change["kind"]) => overloads.filter((o) => o.changes.some((c) => c.kind === k)).length;
   const summary = {

@@ -13,7 +13,7 @@ import { parseBackendYaml } from "../../src/backend/load.js";
 import { buildPlan, generate } from "../../src/dest/index.js";
 import type { Manifest } from "../../src/dest/manifest.js";
 import { kernelStubs } from "../../src/impl/kernels.js";
-import { groupFunctions, isGroup, loadCatalog, operatorNameString, parseSchema } from "../../src/model/catalog.js";
+import { assembleCatalog, isGroup, loadCatalog, operatorNameString, parseSchema } from "../../src/model/catalog.js";
 import type { NativeFunction, NativeFunctionsGroup, OperatorCatalog } from "../../src/model/types.js";
 import { discoverTorch } from "../../src/torch/discover.js";
 import { checkTargetVersion, compareUpgrade, dropEntry, type UpgradeReport } from "../../src/upgrade/compare.js";
@@ -60,7 +60,6 @@ function editCatalog(
 ): OperatorCatalog {
   const map = (f: NativeFunction) => (replace.has(f.name) ? replace.get(f.name)! : f);
   const functions = [...base.functions.map(map).filter((f): f is NativeFunction => f !== null), ...inplace.values()];
-  const byName = new Map(functions.map((f) => [f.name, f]));
   const groups = base.groups.map((g) => {
     if (!isGroup(g)) return map(g) ?? g;
     // Without its out= overload a group is no group: its functional stands alone.
@@ -75,17 +74,13 @@ function editCatalog(
     };
     return ng;
   });
-  const groupOf = new Map<string, NativeFunctionsGroup>();
-  for (const g of groups) if (isGroup(g)) for (const f of groupFunctions(g)) groupOf.set(f.name, g);
-  return {
+  return assembleCatalog({
     torchVersion: version,
     functions,
-    byName,
     groups,
-    groupOf,
     tags: base.tags,
-    derivatives: base.derivatives,
-  };
+    derivatives: () => base.derivatives,
+  });
 }
 
 function nextRelease(): OperatorCatalog {

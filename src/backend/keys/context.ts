@@ -100,7 +100,7 @@ export class KeyContext {
   readonly diags: Diagnostic[] = [];
   /** offset -> line:col. */
   private readonly position: (offset: number) => { line: number; col: number };
-  /** Built on first use (misspelt names, and a custom operator's base in an eager catalog): it enumerates the whole catalog (Note [Lazy catalog]). */
+  /** Built on first use (misspelt names): it enumerates the whole catalog (Note [Lazy catalog]). */
   get ix(): CatalogIndex {
     return catalogIndex(this.catalog);
   }
@@ -134,11 +134,6 @@ export class KeyContext {
   quoted(node: unknown): boolean {
     const at = (node as { offset?: unknown } | null)?.offset;
     return typeof at === "number" && (this.text[at] === '"' || this.text[at] === "'");
-  }
-
-  /** True when `base` names an aten operator (any overload): a custom operator's name must not. */
-  hasBase(base: string): boolean {
-    return this.catalog.hasBase?.(base) ?? this.ix.overloads.has(base);
   }
 
   readString(key: string, node: unknown): Read<string> {

@@ -316,7 +316,7 @@ function parseCustomSchema(cx: KeyContext, device: string, raw: string, loc: Sou
     ok = false;
   }
   const base = func.name.name.base;
-  if (cx.hasBase(base)) {
+  if (cx.catalog.hasBase(base)) {
     cx.error(
       where(base),
       `custom operator ${q(base)} clashes with the aten operator of that name (torch.ops.aten.${base}); ` +
