@@ -2,11 +2,13 @@
  * The CUDA reference backend without a GPU and without compiling: what
  * `init --device cuda` renders, that every kernel library entry point has a
  * CUDA definition (Note [Every entry point has a CUDA definition] in
- * kernels/cuda/NotImplemented.cu), and that cuda-ops.txt lists only
- * operators whose ATen glue reaches implemented entry points. The build,
+ * kernels/cuda/NotImplemented.cu), and that cuda-ops.txt is what
+ * scripts/cuda-ops.mjs computes: the operators whose ATen glue reaches
+ * implemented entry points only. The build,
  * the import on a GPU-less machine and the skipped conformance run are in
  * test/e2e/cuda.test.ts.
  */
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -29,57 +31,12 @@ function entryPoints(text: string): string[] {
 
 const declared = entryPoints(read(CSRC, "kernels", "RefKernels.h"));
 const cudaDefined = files(path.join(CSRC, "kernels", "cuda"), ".cu").flatMap((f) => entryPoints(read(f)));
-const notImplemented = entryPoints(read(CSRC, "kernels", "cuda", "NotImplemented.cu"));
 
 function listed(file: string): string[] {
   return read(REF, file)
     .split("\n")
     .map((l) => l.trim())
     .filter((l) => l.length > 0 && !l.startsWith("#"));
-}
-
-/**
- * Top-level C++ functions of a source file (comments and strings removed):
- * name -> the identifiers its body calls. Overloads share a name; namespace
- * braces are transparent.
- */
-function callsOf(src: string, into: Map<string, Set<string>>): void {
-  const code = src
-    .replace(/\/\*[\s\S]*?\*\//g, "")
-    .replace(/\/\/.*$/gm, "")
-    .replace(/"(?:\\.|[^"\\\n])*"/g, '""')
-    .replace(/'(?:\\.|[^'\\\n])'/g, "''");
-  const stack: { kind: "ns" | "fn" | "other"; name?: string }[] = [];
-  let headerStart = 0;
-  let fn: { name: string; start: number } | null = null;
-  for (let i = 0; i < code.length; i++) {
-    const c = code[i];
-    if (c === "{") {
-      if (!fn) {
-        const header = code.slice(headerStart, i);
-        const m = /([A-Za-z_]\w*)\s*\(/.exec(header);
-        if (/\bnamespace\b[^;]*$/.test(header) || /extern\s+""\s*$/.test(header)) stack.push({ kind: "ns" });
-        else if (m && /\)\s*(const)?\s*(noexcept)?\s*(->[^{;]*)?$/.test(header)) {
-          stack.push({ kind: "fn", name: m[1]! });
-          fn = { name: m[1]!, start: i };
-        } else stack.push({ kind: "other" });
-      } else stack.push({ kind: "other" });
-      headerStart = i + 1;
-    } else if (c === "}") {
-      const top = stack.pop();
-      if (top?.kind === "fn" && fn) {
-        const body = code.slice(fn.start, i);
-        const calls = into.get(fn.name) ?? new Set<string>();
-        // Free calls only: not members (x.f(), p->f()) and not other namespaces' (at::f()).
-        for (const m of body.matchAll(/(?<![\w.>:])(?:(?:opgen_ref|runtime)::)?([A-Za-z_]\w*)\s*\(/g)) calls.add(m[1]!);
-        into.set(fn.name, calls);
-        fn = null;
-      }
-      headerStart = i + 1;
-    } else if (c === ";" && !fn) {
-      headerStart = i + 1;
-    }
-  }
 }
 
 describe("the CUDA kernel library", () => {
@@ -113,36 +70,12 @@ describe("cuda-ops.txt", () => {
     expect(ops.filter((op, i) => ops.indexOf(op) !== i)).toEqual([]);
   });
 
-  it("lists no operator whose glue reaches an entry point the CUDA library does not implement", () => {
-    const calls = new Map<string, Set<string>>();
-    for (const dir of ["aten", "runtime"]) {
-      for (const f of files(path.join(CSRC, dir), ".cpp")) callsOf(read(f), calls);
-    }
-    const stubs = new Set(notImplemented);
-    const reaches = (name: string): string[] => {
-      const seen = new Set<string>([name]);
-      const todo = [name];
-      const hit = new Set<string>();
-      while (todo.length > 0) {
-        for (const callee of calls.get(todo.pop()!) ?? []) {
-          if (stubs.has(callee)) hit.add(callee);
-          if (!seen.has(callee) && calls.has(callee)) {
-            seen.add(callee);
-            todo.push(callee);
-          }
-        }
-      }
-      return [...hit];
-    };
-    const bad = ops
-      .map((op) => [op, reaches(op.split(".")[0]!)] as const)
-      .filter(([, hit]) => hit.length > 0)
-      .map(([op, hit]) => `${op} -> ${hit.join(", ")}`);
-    expect(bad).toEqual([]);
-    // The check can see: _embedding_bag's glue reaches the refkEmbeddingBag stub.
-    expect(reaches("_embedding_bag")).toEqual(["refkEmbeddingBag"]);
-    expect(reaches("max_pool2d_with_indices")).toContain("refkPool");
-    expect(reaches("histc")).toEqual(["refkHistc"]);
+  it("is what scripts/cuda-ops.mjs writes from the sources (Note [Glue walk] there)", () => {
+    const r = spawnSync(process.execPath, [path.join(ROOT, "scripts", "cuda-ops.mjs"), "--check"], {
+      encoding: "utf8",
+    });
+    expect(r.stderr, "run node scripts/cuda-ops.mjs").toBe("");
+    expect(r.status, "run node scripts/cuda-ops.mjs").toBe(0);
   });
 });
 
