@@ -8,12 +8,18 @@ import { DispatcherSignature } from "../api/dispatcher.js";
 import { isPlainTensor } from "../backend/custom.js";
 import type { BackendConfig } from "../backend/types.js";
 import { printSchema, unambiguousName } from "../model/catalog.js";
-import { callArguments, parseSchema, printArgument, printBaseOperatorName } from "../model/schema.js";
+import {
+  callArguments,
+  operatorNameString,
+  parseSchema,
+  printArgument,
+  printBaseOperatorName,
+} from "../model/schema.js";
 import { assertNever } from "../util/errors.js";
 import { cmp } from "../vocab.js";
 import type { OutputFile } from "../write/files.js";
 import { headerFileName } from "./header.js";
-import { kernelsOf, type Plan } from "./plan.js";
+import { kernelsOf, NO_FLAGS, type Plan } from "./plan.js";
 import { CppFile } from "./printer.js";
 
 /**
@@ -93,10 +99,10 @@ export function emitKernelStubs(
       content: printStub(config, [printSchema(k.entry.fn.func)], includes, stubSignature(config, k.sig), k.entry.name),
     });
   }
-  // Custom operators' kernels, and the backward an autograd: mapping entry
-  // lacks (Note [Backward convention] in src/backend/custom.ts); a function
-  // of that name defined anywhere counts as defined.
-  for (const w of customStubs(config)) {
+  // Custom operators' kernels, and the backward a generated Function lacks
+  // (Note [Backward convention] in src/backend/custom.ts); a function of
+  // that name defined anywhere counts as defined.
+  for (const w of customStubs(plan)) {
     if (definedNames.has(w.sig.name) || seen.has(`custom:${w.sig.name}`)) continue;
     seen.add(`custom:${w.sig.name}`);
     out.push({
@@ -109,23 +115,27 @@ export function emitKernelStubs(
 }
 
 /**
- * Stubs beyond the aten kernels: every custom operator's kernel, and for an
- * `autograd:` mapping entry without a backward, the backward kernel it would
- * name, `<op>_autograd_backward` (aten has its own `<op>_backward` kernels),
- * with the signature of Note [Backward convention] and, in its comment, the
- * custom: entry to add.
+ * Stubs beyond the aten kernels: every custom operator's kernel, and for a
+ * generated Function without a backward (an `autograd:` mapping entry with
+ * neither backward: nor formulas), the backward kernel it would name,
+ * `<op>_autograd_backward` (aten has its own `<op>_backward` kernels), with
+ * the signature of Note [Backward convention] and, in its comment, the
+ * custom: entry to add. An entry that gets no Function would not call a
+ * backward, so it gets no stub.
  */
-function customStubs(config: BackendConfig): { sig: DispatcherSignature; op: string; schemaLines: string[] }[] {
-  const flags = { symint: false, constRefForMutable: false, iListRef: false };
-  const out: { sig: DispatcherSignature; op: string; schemaLines: string[] }[] = config.custom.map((o) => ({
-    sig: new DispatcherSignature(o.func, flags, o.kernel),
-    op: `${config.device}::${o.name}`,
-    schemaLines: [`${config.device}::${o.schema}`],
+function customStubs(plan: Plan): { sig: DispatcherSignature; op: string; schemaLines: string[] }[] {
+  const device = plan.config.device;
+  const out = plan.customKernels.map(({ op }) => ({
+    sig: new DispatcherSignature(op.func, NO_FLAGS, op.kernel),
+    op: `${device}::${op.name}`,
+    schemaLines: [`${device}::${op.schema}`],
   }));
-  for (const e of config.autograd) {
-    if (!config.autogradBackward.has(e.name) || config.autogradBackward.get(e.name) !== null) continue;
-    if (config.autogradFormula.has(e.name)) continue; // Note [Backward formulas]: no kernel to write
-    const fwd = e.fn.func;
+  for (const fn of plan.functions) {
+    // Custom operators' Functions call a custom backward or none (no stub to write);
+    // Note [Backward formulas]: formulas need no kernel.
+    if (fn.ns !== "aten" || fn.backward !== null || fn.formula !== null) continue;
+    const fwd = fn.func;
+    const name = operatorNameString(fwd.name);
     const over = fwd.name.overloadName ? `_${fwd.name.overloadName}` : "";
     const base = `${printBaseOperatorName(fwd.name.name)}${over}_autograd_backward`;
     const nGrads = fwd.returns.filter((r) => isPlainTensor(r.type)).length;
@@ -137,13 +147,13 @@ function customStubs(config: BackendConfig): { sig: DispatcherSignature; op: str
     const rets = nIn === 1 ? "Tensor" : `(${Array(nIn).fill("Tensor").join(", ")})`;
     const schema = `${base}(${args.join(", ")}) -> ${rets}`;
     out.push({
-      sig: new DispatcherSignature(parseSchema(schema), flags, base),
-      op: `backward of ${e.name}`,
+      sig: new DispatcherSignature(parseSchema(schema), NO_FLAGS, base),
+      op: `backward of ${name}`,
       schemaLines: [
-        `${config.device}::${schema}`,
-        `the backward of ${e.name}: add to backend.yaml`,
+        `${device}::${schema}`,
+        `the backward of ${name}: add to backend.yaml`,
         `  custom: [{func: "${schema}", kernel: ${base}}]`,
-        `  autograd: [{op: ${e.name}, backward: ${base}}]`,
+        `  autograd: [{op: ${name}, backward: ${base}}]`,
       ],
     });
   }

@@ -323,6 +323,15 @@ describe("autograd: entries that get no generated Function", () => {
     expect(byName.has("add.out")).toBe(false);
   });
 
+  it("gen --stubs writes a backward stub only for the entry that gets a Function", () => {
+    const config = parseBackendYaml(text, "backend.yaml", catalog);
+    const stubs = kernelStubs(buildPlan(config, catalog)).map((f) => f.path);
+    expect(stubs.filter((p) => p.endsWith("_autograd_backward.cpp"))).toEqual(["gelu_autograd_backward.cpp"]);
+    // index.Tensor's backward: still fake-registers like a backward (ops.py), though no Function calls it.
+    const py = generate(config, catalog).find((f) => f.path === "ops.py")!.content;
+    expect(py).toContain("def _fake_index_grad(grad, self, indices):\n    return (torch.empty_like(self))");
+  });
+
   it("keeps quiet for entries written as plain names", () => {
     const config = parseBackendYaml(y(...HEAD, "autograd:", "  - gelu_", "  - transpose.int"), "backend.yaml", catalog);
     expect(config.warnings.filter((w) => /autograd entry/.test(w.message))).toEqual([]);
