@@ -35,7 +35,7 @@
 import { cppFlags, DispatcherSignature, dispatcherName, kernelSignature } from "../api/dispatcher.js";
 import { type BackwardFormula, type CustomOp, functionProblem } from "../backend/custom.js";
 import { autogradKey, type BackendConfig, type KernelHome, type OpEntry } from "../backend/types.js";
-import { coreNames, groupFunctions, hasSymInt, isTensorLike, schemaKind } from "../model/catalog.js";
+import { groupFunctions, hasSymInt, isTensorLike, schemaKind } from "../model/catalog.js";
 import { callArguments } from "../model/schema.js";
 import type {
   FunctionSchema,
@@ -161,6 +161,24 @@ export interface Plan {
    * one, in their order, then every custom operator, in its.
    */
   readonly functions: readonly AutogradFunction[];
+  /**
+   * The forward each custom operator is the backward of, by the custom
+   * operator's name: a custom operator's `backward:`, then an `autograd:`
+   * entry's (which wins where both name one). ops.py fake-registers such a
+   * backward as tensors like its forward's Tensor arguments.
+   */
+  readonly backwardForwards: ReadonlyMap<string, FunctionSchema>;
+}
+
+function backwardForwards(config: BackendConfig): Map<string, FunctionSchema> {
+  const byKernel = new Map(config.custom.map((o) => [o.kernel, o]));
+  const forwards = new Map<string, FunctionSchema>();
+  for (const o of config.custom) if (o.backward) forwards.set(byKernel.get(o.backward)!.name, o.func);
+  for (const e of config.autograd) {
+    const bk = config.autogradBackward.get(e.name) ?? null;
+    if (bk) forwards.set(byKernel.get(bk)!.name, e.fn.func);
+  }
+  return forwards;
 }
 
 function kernelDecl(entry: OpEntry, home: KernelHome, symintNames: ReadonlySet<string>, autograd: boolean): KernelDecl {
@@ -511,7 +529,7 @@ export function buildPlan(config: BackendConfig, catalog: OperatorCatalog): Plan
     ...[...new Set(customKernels.map((k) => k.declaration))].sort(),
   ];
   const runtime = config.runtime.map((e) => e.fn).sort((a, b) => cmp(a.name, b.name));
-  const coreTotal = coreNames(catalog).length;
+  const coreTotal = catalog.coreNames().length;
   return {
     config,
     kernelScope: kernelScope(config),
@@ -524,5 +542,6 @@ export function buildPlan(config: BackendConfig, catalog: OperatorCatalog): Plan
     coreTotal,
     customKernels,
     functions: autogradFunctions(config, catalog, wrapped),
+    backwardForwards: backwardForwards(config),
   };
 }

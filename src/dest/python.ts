@@ -78,14 +78,6 @@ export function emitOpsModule(plan: Plan, banner: string): string {
   L.push("");
   L.push(`__all__ = [${c.custom.map((o) => JSON.stringify(o.name.replace(".", "_"))).join(", ")}]`);
   L.push("");
-  // Backward operators fake-register as tensors like the forward's Tensor arguments.
-  const byKernel = new Map(c.custom.map((o) => [o.kernel, o]));
-  const backwardOf = new Map<string, CustomOp["func"]>();
-  for (const o of c.custom) if (o.backward) backwardOf.set(byKernel.get(o.backward)!.name, o.func);
-  for (const e of c.autograd) {
-    const bk = c.autogradBackward.get(e.name) ?? null;
-    if (bk) backwardOf.set(byKernel.get(bk)!.name, e.fn.func);
-  }
   for (const o of c.custom) {
     const dot = o.name.indexOf(".");
     const [base, overload] = dot < 0 ? [o.name, "default"] : [o.name.slice(0, dot), o.name.slice(dot + 1)];
@@ -104,7 +96,8 @@ export function emitOpsModule(plan: Plan, banner: string): string {
     L.push(`    return torch.ops.${c.device}.${base}.${overload}(${callArgs.join(", ")})`);
     L.push("");
     let fake = o.fake;
-    const fwd = backwardOf.get(o.name);
+    // A backward operator fake-registers as tensors like its forward's Tensor arguments.
+    const fwd = plan.backwardForwards.get(o.name);
     if (fake === null && fwd && backwardProblem(fwd, o.func) === null) {
       const nGrads = fwd.returns.filter((r) => isPlainTensor(r.type)).length;
       const like = callArguments(fwd)

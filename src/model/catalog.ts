@@ -146,11 +146,6 @@ export function assembleCatalog(data: CatalogData): OperatorCatalog {
   });
 }
 
-/** catalog.coreNames(), as a function. */
-export function coreNames(catalog: OperatorCatalog): readonly string[] {
-  return catalog.coreNames();
-}
-
 /** The overloads tagged `core`, in file order. */
 export function coreOverloads(catalog: OperatorCatalog): NativeFunction[] {
   return catalog.coreNames().map((n) => catalog.byName.get(n)!);
