@@ -228,10 +228,11 @@ def spread_of(draws: list[Run], ref: Run) -> dict[tuple[str, str], float]:
     """Eager's worst error per (group, tensor) over its draws."""
     out: dict[tuple[str, str], float] = {}
     for group, rows in ref.groups.items():
+        tables = [dict(d.groups[group]) for d in draws]
         for name, r in rows:
             if r is None:
                 continue
-            errs = [error_units(t, r) for t in (dict(d.groups[group]).get(name) for d in draws)
+            errs = [error_units(t, r) for t in (table.get(name) for table in tables)
                     if t is not None and tuple(t.shape) == tuple(r.shape)]
             out[(group, name)] = max(errs, default=0.0)
     return out

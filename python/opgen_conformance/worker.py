@@ -162,9 +162,9 @@ def _run_task(config: RunConfig, device: Any, task: dict, chan: Channel) -> None
     t_run = time.perf_counter()
     chan.k = -1
     runner = Runner(
-        task["op"], task["kind"], bool(task.get("view")), dtype, device,
+        task["op"], task["kind"], bool(task["view"]), dtype, device,
         grad_samples=config.grad_samples, overrides=config.tolerances, phase=chan.phase,
-        decomposed=bool(task.get("decomposed")),
+        decomposed=bool(task["decomposed"]),
     )
     for k in range(int(task.get("start", 0)), len(samples)):
         chan.k = k
