@@ -284,13 +284,27 @@ void gemm_typed(int threads, const refkTensor& c, const refkTensor& a, const ref
     const int64_t i0 = g * gm * mc, j0 = jt * nc;
     const int64_t rows = std::min(gm * mc, M - i0), n = std::min(nc, N - j0);
     T* Cz = C + z * cb + i0 * cs0 + j0 * cs1;
+    // Copies in locals: C's stores cannot alias them, so the loops below keep
+    // them in registers and the common case (one buffer, beta == 0, unit
+    // column stride) vectorizes. The arithmetic is the same on every path.
+    const V al = alpha, be = beta;
+    const int64_t s1 = cs1, ld = nc, te = tile_elems;
     for (int64_t i = 0; i < rows; ++i) {
-      T* Ci = Cz + i * cs0;
+      T* __restrict Ci = Cz + i * cs0;
+      const V* __restrict src = ct + i * ld;
+      if (count == 1 && be == V(0)) {
+        if (s1 == 1) {
+          for (int64_t j = 0; j < n; ++j) Ci[j] = store<T>(static_cast<V>(al * src[j]));
+        } else {
+          for (int64_t j = 0; j < n; ++j) Ci[j * s1] = store<T>(static_cast<V>(al * src[j]));
+        }
+        continue;
+      }
       for (int64_t j = 0; j < n; ++j) {
-        V acc = ct[i * nc + j];
-        for (int64_t q = 1; q < count; ++q) acc += ct[q * tile_elems + i * nc + j];
-        Ci[j * cs1] = beta == V(0) ? store<T>(static_cast<V>(alpha * acc))
-                                   : store<T>(static_cast<V>(beta * static_cast<V>(load(Ci[j * cs1])) + alpha * acc));
+        V acc = src[j];
+        for (int64_t q = 1; q < count; ++q) acc += src[q * te + j];
+        Ci[j * s1] = be == V(0) ? store<T>(static_cast<V>(al * acc))
+                                : store<T>(static_cast<V>(be * static_cast<V>(load(Ci[j * s1])) + al * acc));
       }
     }
   };
