@@ -1,12 +1,13 @@
 // Binary pointwise operators (arithmetic, division with rounding modes,
 // powers, comparisons, logical and bitwise ops) plus where, clamp and the
 // ternary addcmul, addcdiv and lerp (refkTernary). Each is
-// a line over `binary`: promote with at::result_type (Tensor or Scalar
+// a line over `binary`: promote with result_dtype (Tensor or Scalar
 // operands, wrapped numbers as eager treats them), broadcast with
 // at::infer_size, cast the inputs to the compute dtype, call refkBinary.
 #include "aten/Glue.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/result_type.h>
 #include <ATen/ScalarOps.h>
@@ -38,11 +39,38 @@ void alpha_check(c10::ScalarType dtype, const at::Scalar& alpha) {
               "For integral input tensors, argument alpha must not be a floating point number.");
 }
 
+// Note [In-place binary ops]: add_, sub_, mul_ and div_ are the glue's own,
+// not derived (a meta check, the out-of-place kernel, then a copy into self:
+// twice a small op's cost). They check what eager's TensorIterator checks of
+// an in-place op, in its order: self has no internal overlap and does not
+// partly overlap `other`, the broadcast shape is self's, and the result dtype
+// can be cast to self's. The kernel then writes into self directly when self
+// already has the compute dtype and every input is self itself, a fresh cast,
+// or disjoint from self (a kernel reads each element before it writes it, so
+// exact aliasing is safe); otherwise the result is computed out of place and
+// copied in, which is what eager's store computes too.
+void check_into(const at::Tensor& self, const at::Tensor& other, at::IntArrayRef shape, c10::ScalarType result) {
+  at::assert_no_internal_overlap(self);
+  at::assert_no_partial_overlap(self, other);
+  TORCH_CHECK(self.sizes().equals(shape), "output with shape ", self.sizes(), " doesn't match the broadcast shape ",
+              shape);
+  TORCH_CHECK(c10::canCast(result, self.scalar_type()), "result type ", result,
+              " can't be cast to the desired output type ", self.scalar_type());
+}
+
+bool writes_safely(const at::Tensor& self, const at::Tensor& input) {
+  if (input.is_same(self) || !input.device().is_privateuseone()) return true;
+  const at::MemOverlapStatus s = at::get_overlap_status(self, input);
+  return s == at::MemOverlapStatus::No || s == at::MemOverlapStatus::Full;
+}
+
+// `into`: the in-place op's self (Note [In-place binary ops]); the result is
+// then self.
 at::Tensor binary(const at::Tensor& a, const at::Tensor& b, refkBinaryOp op, Rule rule, const char* name,
-                  const at::Scalar& alpha = 1) {
+                  const at::Scalar& alpha = 1, const at::Tensor* into = nullptr) {
   const c10::Device device = common_device({&a, &b}, name);
   const c10::DeviceGuard guard(device);
-  c10::ScalarType compute = at::result_type(a, b);
+  c10::ScalarType compute = result_dtype(a, b);
   c10::ScalarType result = compute;
   const bool integral = c10::isIntegralType(compute, /*includeBool=*/true);
   switch (rule) {
@@ -59,10 +87,10 @@ at::Tensor binary(const at::Tensor& a, const at::Tensor& b, refkBinaryOp op, Rul
       break;
   }
   // Note [Complex dtypes] (RefKernels.h): the library adds, subtracts,
-  // multiplies and divides complex tensors (what torch.fft's gradients and
-  // spectral user code do); any other op refuses them.
-  const bool complex_arith =
-      c10::isComplexType(compute) && (op == refkAdd || op == refkSub || op == refkMul || op == refkDiv);
+  // multiplies, divides and compares (eq, ne) complex tensors; any other op
+  // refuses them.
+  const bool complex_arith = c10::isComplexType(compute) && (op == refkAdd || op == refkSub || op == refkMul ||
+                                                             op == refkDiv || op == refkEq || op == refkNe);
   // Note [Storage dtypes] (RefKernels.h): eq and ne are eager CPU's only
   // comparisons of uint16/32/64 and float8 (lt, le, gt, ge refuse them, as
   // kernel_dtype below does). They compare in a dtype the library computes
@@ -80,6 +108,7 @@ at::Tensor binary(const at::Tensor& a, const at::Tensor& b, refkBinaryOp op, Rul
   }
   if (!complex_arith) kernel_dtype(compute, name);
   const auto shape = at::infer_size(a.sizes(), b.sizes());
+  if (into != nullptr) check_into(*into, b, shape, result);
   // Note [Reduced-precision scalars]: ATen's CPU mul and true division keep a
   // scalar operand of a float16/bfloat16 op in float (its opmath) instead of
   // rounding it to the tensor's dtype (add and sub round it); computing in
@@ -90,19 +119,25 @@ at::Tensor binary(const at::Tensor& a, const at::Tensor& b, refkBinaryOp op, Rul
   const c10::ScalarType kernel_compute = opmath_scalar ? c10::kFloat : compute;
   const at::Tensor x = to_dtype(a, kernel_compute, device, name);
   const at::Tensor y = to_dtype(b, kernel_compute, device, name);
-  at::Tensor out = empty(shape, opmath_scalar ? kernel_compute : result, device);
-  if (out.numel() == 0) return opmath_scalar ? empty(shape, result, device) : out;
+  const bool direct = into != nullptr && !opmath_scalar && !complex_arith && into->scalar_type() == result &&
+                      writes_safely(*into, x) && writes_safely(*into, y);
+  at::Tensor out = direct ? *into : empty(shape, opmath_scalar ? kernel_compute : result, device);
+  if (out.numel() == 0) return into != nullptr ? *into : opmath_scalar ? empty(shape, result, device) : out;
   const refkTensor o = complex_arith ? describe_storage(out, name) : describe(out, name);
   const refkTensor dx = complex_arith ? describe_storage_as(x, shape, name) : describe_as(x, shape, name);
   const refkTensor dy = complex_arith ? describe_storage_as(y, shape, name) : describe_as(y, shape, name);
   const refkContext ctx = context();
   check(refkBinary(&ctx, op, &o, &dx, &dy, kernel_scalar(alpha)), name);
-  return opmath_scalar ? to_dtype(out, result, device, name) : out;
+  if (direct) return out;
+  at::Tensor r = opmath_scalar ? to_dtype(out, result, device, name) : out;
+  if (into == nullptr) return r;
+  copy_into(*into, r, name);
+  return *into;
 }
 
 at::Tensor add_sub(const at::Tensor& a, const at::Tensor& b, const at::Scalar& alpha, refkBinaryOp op,
-                   const char* name) {
-  const auto dtype = at::result_type(a, b);
+                   const char* name, const at::Tensor* into = nullptr) {
+  const auto dtype = result_dtype(a, b);
   if (op == refkSub) {
     TORCH_CHECK(dtype != c10::kBool || (a.scalar_type() != c10::kBool && b.scalar_type() != c10::kBool),
                 "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
@@ -112,7 +147,7 @@ at::Tensor add_sub(const at::Tensor& a, const at::Tensor& b, const at::Scalar& a
                 "mask, use the `~` or `logical_not()` operator instead.");
   }
   alpha_check(dtype, alpha);
-  return binary(a, b, op, Rule::Arith, name, alpha);
+  return binary(a, b, op, Rule::Arith, name, alpha, into);
 }
 
 refkBinaryOp division(std::optional<c10::string_view> mode) {
@@ -122,13 +157,14 @@ refkBinaryOp division(std::optional<c10::string_view> mode) {
   TORCH_CHECK(false, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
 }
 
-at::Tensor div_mode(const at::Tensor& a, const at::Tensor& b, std::optional<c10::string_view> mode) {
+at::Tensor div_mode(const at::Tensor& a, const at::Tensor& b, std::optional<c10::string_view> mode,
+                    const at::Tensor* into = nullptr) {
   const refkBinaryOp op = division(mode);
-  return binary(a, b, op, op == refkDiv ? Rule::ToFloat : Rule::Arith, "div");
+  return binary(a, b, op, op == refkDiv ? Rule::ToFloat : Rule::Arith, into != nullptr ? "div_" : "div", 1, into);
 }
 
 at::Tensor pow_impl(const at::Tensor& base, const at::Tensor& exponent) {
-  TORCH_CHECK_NOT_IMPLEMENTED(at::result_type(base, exponent) != c10::kBool, "\"pow\" not implemented for 'Bool'");
+  TORCH_CHECK_NOT_IMPLEMENTED(result_dtype(base, exponent) != c10::kBool, "\"pow\" not implemented for 'Bool'");
   return binary(base, exponent, refkPow, Rule::Arith, "pow");
 }
 
@@ -159,6 +195,38 @@ at::Tensor div(const at::Tensor& self, const at::Tensor& other, std::optional<c1
 at::Tensor div(const at::Tensor& self, const at::Scalar& other) { return div_mode(self, wrap(other), std::nullopt); }
 at::Tensor div(const at::Tensor& self, const at::Scalar& other, std::optional<c10::string_view> rounding_mode) {
   return div_mode(self, wrap(other), rounding_mode);
+}
+at::Tensor& add_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  add_sub(self, other, alpha, refkAdd, "add_", &self);
+  return self;
+}
+at::Tensor& add_(at::Tensor& self, const at::Scalar& other, const at::Scalar& alpha) {
+  add_sub(self, wrap(other), alpha, refkAdd, "add_", &self);
+  return self;
+}
+at::Tensor& sub_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  add_sub(self, other, alpha, refkSub, "sub_", &self);
+  return self;
+}
+at::Tensor& sub_(at::Tensor& self, const at::Scalar& other, const at::Scalar& alpha) {
+  add_sub(self, wrap(other), alpha, refkSub, "sub_", &self);
+  return self;
+}
+at::Tensor& mul_(at::Tensor& self, const at::Tensor& other) {
+  binary(self, other, refkMul, Rule::Arith, "mul_", 1, &self);
+  return self;
+}
+at::Tensor& mul_(at::Tensor& self, const at::Scalar& other) {
+  binary(self, wrap(other), refkMul, Rule::Arith, "mul_", 1, &self);
+  return self;
+}
+at::Tensor& div_(at::Tensor& self, const at::Tensor& other) {
+  div_mode(self, other, std::nullopt, &self);
+  return self;
+}
+at::Tensor& div_(at::Tensor& self, const at::Scalar& other) {
+  div_mode(self, wrap(other), std::nullopt, &self);
+  return self;
 }
 at::Tensor fmod(const at::Tensor& self, const at::Tensor& other) {
   return binary(self, other, refkFmod, Rule::NoBool, "fmod_cpu");
@@ -284,16 +352,16 @@ at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::
   TORCH_CHECK(condition.scalar_type() == c10::kBool || condition.scalar_type() == c10::kByte,
               "where expected condition to be a boolean tensor, but got a tensor with dtype ",
               condition.scalar_type());
-  const auto dtype = at::result_type(self, other);
-  kernel_dtype(dtype, "where");
+  const auto dtype = result_dtype(self, other);
+  complex_kernel_dtype(dtype, "where");
   const auto shape = at::infer_size(at::infer_size(condition.sizes(), self.sizes()), other.sizes());
   const at::Tensor c = to_dtype(condition, c10::kBool, device, "where");
   const at::Tensor x = to_dtype(self, dtype, device, "where");
   const at::Tensor y = to_dtype(other, dtype, device, "where");
   at::Tensor out = empty(shape, dtype, device);
   if (out.numel() == 0) return out;
-  const refkTensor o = describe(out, "where"), dc = describe_as(c, shape, "where"),
-                   dx = describe_as(x, shape, "where"), dy = describe_as(y, shape, "where");
+  const refkTensor o = describe_complex(out, "where"), dc = describe_as(c, shape, "where"),
+                   dx = describe_complex_as(x, shape, "where"), dy = describe_complex_as(y, shape, "where");
   const refkContext ctx = context();
   check(refkWhere(&ctx, &o, &dc, &dx, &dy), "where");
   return out;

@@ -133,12 +133,25 @@ c10::Device common_device(std::initializer_list<const at::Tensor*> ts, const cha
   return *device;
 }
 
+// A device output goes straight to the device's allocator, as eager CPU's
+// TensorIterator outputs go to at::detail::empty_cpu: one dispatcher round
+// trip less per output (about a microsecond, and most kernels allocate one
+// or more). The guard places it on `device`, as empty.memory_format does.
 at::Tensor empty(at::IntArrayRef shape, c10::ScalarType dtype, c10::Device device) {
-  return at::empty(shape, at::TensorOptions().dtype(dtype).device(device));
+  if (device.type() != c10::DeviceType::PrivateUse1) {
+    return at::empty(shape, at::TensorOptions().dtype(dtype).device(device));
+  }
+  const c10::OptionalDeviceGuard guard(device.has_index() ? std::optional<c10::Device>(device) : std::nullopt);
+  return at::detail::empty_generic(shape, runtime::device_allocator(),
+                                   c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), dtype, std::nullopt);
 }
 
 at::Tensor scalar_tensor_on(const c10::Scalar& s, c10::ScalarType dtype, c10::Device device) {
   at::Tensor t = empty({}, dtype, device);
+  if (c10::isComplexType(dtype)) {
+    fill_complex(t, s.toComplexDouble(), "scalar_tensor");
+    return t;
+  }
   const refkTensor d = describe_storage(t, "scalar_tensor");  // a real value fills complex as (value, 0)
   const refkContext ctx = context();
   check(refkFill(&ctx, &d, kernel_scalar(s)), "scalar_tensor");
@@ -158,20 +171,44 @@ at::Tensor to_dtype(const at::Tensor& t, c10::ScalarType dtype, c10::Device devi
 
 namespace {
 
-// Negates, in place, the real (part 0) or imaginary (part 1) parts of a
-// complex descriptor's elements: the same elements seen as reals of its
-// precision, strides doubled.
-void negate_part(const refkTensor& complex, int part, const refkContext& ctx, const char* op) {
+// The real (part 0) or imaginary (part 1) parts of a complex descriptor's
+// elements: the same elements seen as reals of its precision, strides doubled.
+refkTensor part_of(const refkTensor& complex, int part) {
   refkTensor d = complex;
   d.dtype = complex.dtype == refkComplex64 ? refkFloat32 : refkFloat64;
   const size_t real_size = d.dtype == refkFloat32 ? sizeof(float) : sizeof(double);
   d.data = static_cast<char*>(complex.data) + part * real_size;
   for (int32_t i = 0; i < d.ndim; ++i) d.strides[i] *= 2;
+  return d;
+}
+
+// Negates, in place, the real or imaginary parts of a complex descriptor's elements.
+void negate_part(const refkTensor& complex, int part, const refkContext& ctx, const char* op) {
+  const refkTensor d = part_of(complex, part);
   const refkUnaryParams p{};
   check(refkUnary(&ctx, refkNeg, &d, &d, &p), op);
 }
 
 }  // namespace
+
+void fill_complex(const at::Tensor& t, c10::complex<double> value, const char* op) {
+  if (t.numel() == 0) return;
+  const refkTensor d = describe_storage(t, op);
+  const refkContext ctx = context();
+  // Each part rounds to the precision on its own, as c10::complex<float>(value) does.
+  const refkTensor re = part_of(d, 0), im = part_of(d, 1);
+  check(refkFill(&ctx, &re, refkScalar{value.real(), 0}), op);
+  check(refkFill(&ctx, &im, refkScalar{value.imag(), 0}), op);
+}
+
+void fill_scalar(const at::Tensor& t, const c10::Scalar& value, const char* op) {
+  if (t.is_complex()) return fill_complex(t, value.toComplexDouble(), op);
+  const refkScalar v = fill_value(value, t.scalar_type(), op);
+  if (t.numel() == 0) return;
+  const refkTensor d = describe(t, op);
+  const refkContext ctx = context();
+  check(refkFill(&ctx, &d, v), op);
+}
 
 // Note [Conjugate and negative bits]: a tensor with the conjugate (or
 // negative) bit holds conj(x) (or -x) for the value x it stands for. The
@@ -238,6 +275,13 @@ ResultDtype& ResultDtype::operator+=(const at::Tensor& t) {
 
 c10::ScalarType ResultDtype::get() const {
   return combine(dims_, combine(zero_dim_, wrapped_));
+}
+
+c10::ScalarType result_dtype(const at::Tensor& a, const at::Tensor& b) {
+  ResultDtype r;
+  r += a;
+  r += b;
+  return r.get();
 }
 
 void resize_out(const at::Tensor& out, at::IntArrayRef shape) {

@@ -55,12 +55,37 @@ refkTensor describe_as(const at::Tensor& t, at::IntArrayRef shape, const char* o
 // ensure_nonempty_* helpers do for gather, scatter and the losses' targets.
 refkTensor describe_nonempty(const at::Tensor& t, const char* op);
 
-// Note [Complex dtypes] (RefKernels.h): the library stores complex tensors,
-// copies, fills, adds, multiplies and transforms them, nothing else; so
-// kernel_dtype and describe refuse complex (and the storage dtypes), and
-// only the glue of those calls uses these, which take them.
+// Note [Complex dtypes] (RefKernels.h): the library stores complex tensors
+// and computes on them only in the calls that note says; so kernel_dtype and
+// describe refuse complex (and the storage dtypes), and only the glue of
+// those calls uses these, which take them.
 refkTensor describe_storage(const at::Tensor& t, const char* op);
 refkTensor describe_storage_as(const at::Tensor& t, at::IntArrayRef shape, const char* op);
+
+// Note [Complex dtypes] (RefKernels.h): the calls that take complex (the
+// byte movers, eq and ne, ...) admit their dtypes and describe their
+// operands with these: the real dtypes and complex64/complex128, never the
+// storage dtypes (kernel_dtype's refusal for those, and for complex32).
+inline refkDtype complex_kernel_dtype(c10::ScalarType t, const char* op) {
+  return c10::isComplexType(t) ? storage_dtype(t, op) : kernel_dtype(t, op);
+}
+inline refkTensor describe_complex(const at::Tensor& t, const char* op) {
+  return t.is_complex() ? describe_storage(t, op) : describe(t, op);
+}
+inline refkTensor describe_complex_as(const at::Tensor& t, at::IntArrayRef shape, const char* op) {
+  return t.is_complex() ? describe_storage_as(t, shape, op) : describe_as(t, shape, op);
+}
+// describe_nonempty, admitting complex.
+inline refkTensor describe_complex_nonempty(const at::Tensor& t, const char* op) {
+  if (!t.is_complex()) return describe_nonempty(t, op);
+  refkTensor d = describe_storage(t, op);
+  if (t.dim() == 0) {
+    d.ndim = 1;
+    d.sizes[0] = 1;
+    d.strides[0] = 1;
+  }
+  return d;
+}
 
 // The stream and host threads of the current device.
 refkContext context();
@@ -96,6 +121,10 @@ class ResultDtype {
   c10::ScalarType wrapped_ = c10::ScalarType::Undefined;
 };
 
+// at::result_type(a, b) by Note [Result dtype]'s rule, without the
+// dispatcher round trip the op costs (binary kernels ask for it per call).
+c10::ScalarType result_dtype(const at::Tensor& a, const at::Tensor& b);
+
 // out= resized as eager's structured kernels resize it: untouched when it
 // has `shape` already; else resized, with eager's deprecation warning when it
 // held elements.
@@ -114,6 +143,12 @@ at::Tensor scalar_tensor_on(const c10::Scalar& s, c10::ScalarType dtype, c10::De
 void copy_into(const at::Tensor& dst, const at::Tensor& src, const char* op);
 // Conjugates (conj, complex t only) and negates (neg) t's memory in place.
 void apply_bits(const at::Tensor& t, bool conj, bool neg, const char* op);
+
+// Every element of t set to `value`: a complex t gets both parts (each
+// rounded on its own, as c10::complex's conversion), a real one fill_value's
+// conversion of it.
+void fill_complex(const at::Tensor& t, c10::complex<double> value, const char* op);
+void fill_scalar(const at::Tensor& t, const c10::Scalar& value, const char* op);
 
 // A host copy of a 1-element device tensor's value (through the driver).
 c10::Scalar read_scalar(const at::Tensor& t);

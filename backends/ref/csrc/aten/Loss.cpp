@@ -10,7 +10,6 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/Reduction.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/ops/result_type.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
@@ -35,7 +34,7 @@ at::Tensor backward_binary(const at::Tensor& grad, const at::Tensor& x, refkBina
                            const char* kernel, const at::Scalar& alpha = 0) {
   const c10::Device device = common_device({&grad, &x}, kernel);
   const c10::DeviceGuard guard(device);
-  const c10::ScalarType dtype = at::result_type(grad, x);
+  const c10::ScalarType dtype = result_dtype(grad, x);
   const bool ok = types == Types::All ? dtype != c10::kBool : c10::isFloatingType(dtype);
   TORCH_CHECK_NOT_IMPLEMENTED(ok, "\"", kernel, "\" not implemented for '", c10::toString(dtype), "'");
   kernel_dtype(dtype, kernel);
@@ -130,7 +129,7 @@ at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tens
 // mse_loss.out: the difference is rounded to the dtype before it is squared.
 at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
   reduction_name(reduction);
-  const c10::ScalarType dtype = at::result_type(self, target);
+  const c10::ScalarType dtype = result_dtype(self, target);
   TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(dtype), "\"mse_cpu\" not implemented for '", c10::toString(dtype),
                               "'");
   const at::Tensor diff = opgen_ref::sub(self, target, 1);

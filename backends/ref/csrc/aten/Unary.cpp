@@ -6,7 +6,6 @@
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/ops/result_type.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
@@ -62,7 +61,7 @@ at::Tensor unary_backward(const at::Tensor& grad, const at::Tensor& self, refkUn
                           refkUnaryParams p = {}) {
   const c10::Device device = common_device({&grad, &self}, name);
   const c10::DeviceGuard guard(device);
-  const c10::ScalarType dtype = at::result_type(grad, self);
+  const c10::ScalarType dtype = result_dtype(grad, self);
   TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(dtype), "\"", name, "\" not implemented for '",
                               c10::toString(dtype), "'");
   kernel_dtype(dtype, name);
