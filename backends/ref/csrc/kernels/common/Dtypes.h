@@ -257,13 +257,14 @@ REFK_HOST_DEVICE inline opmath_t<T> load(T v) {
 // bits) and uint64 as x86-64's unsigned conversion (the host compiler's).
 // Eager CPU's vectorized float->uint32 loop answers otherwise out of range
 // (NaN -> 2^31, 5e9 -> 0), its scalar tail and strided loops as here: eager
-// disagrees with itself there, and the library follows the scalar loop. The host compiler's
-// static_cast is that conversion. Code nvcc compiles spells it out, on the
-// host and the device alike (a __host__ __device__ function answers the
-// same on both), because the device's conversion saturates instead.
+// disagrees with itself there, and the library follows the scalar loop.
+// That is the host compiler's scalar static_cast, spelled out here in
+// defined C++ for every compiler: the device's conversion saturates instead,
+// and a loop compiled for AVX-512 (Note [Vector width] in cpu/Common.h)
+// would take the vector instruction's out-of-range answers. Defined code
+// vectorizes to the same bits.
 template <class T, class C>
 REFK_HOST_DEVICE inline T float_to_integral(C v) {
-#if defined(__CUDACC__)
   const auto via_int64 = [](C x) {
     const bool in_range = x >= C(-9223372036854775808.0) && x < C(9223372036854775808.0);  // false for NaN
     return in_range ? static_cast<int64_t>(x) : INT64_MIN;
@@ -279,9 +280,6 @@ REFK_HOST_DEVICE inline T float_to_integral(C v) {
   } else {
     return static_cast<T>(via_int64(v));  // int64, and uint32 (its low bits)
   }
-#else
-  return static_cast<T>(v);
-#endif
 }
 
 // Converts an opmath (or accumulation) value to storage type T: through

@@ -29,6 +29,30 @@ namespace refk {
 // Storage types, conversions, cast rules, itemsize and dispatch: common/Dtypes.h;
 // dtype names and the shared operand checks: common/Checks.h.
 
+// ---- vector width ----------------------------------------------------------
+//
+// Note [Vector width]: the library builds for baseline x86-64 (SSE2: four
+// floats a vector) and needs no -march flag, while eager CPU dispatches its
+// kernels to AVX2 or AVX-512 at run time (ATen's CPU_CAPABILITY). The hot
+// loops (elementwise rows, the row kernels' passes) are marked REFK_WIDE:
+// GCC compiles each for AVX-512, AVX2 and the baseline (target_clones) and
+// picks the widest the host has when the library loads. Contraction of a*b+c
+// into a fused multiply-add is off in them, and no pass reassociates (the
+// lane sums fix their order in the source), so every clone computes the
+// same bits as the baseline: results do not depend on the machine. The
+// GEMM's micro-kernels are the exception, by design (Note [Blocked GEMM]),
+// as MKL's are. Other compilers and targets get the baseline loop.
+// The helpers a REFK_WIDE loop calls are REFK_INLINE: GCC does not inline
+// them into a clone on its own (its options differ), and a call would run
+// the baseline loop.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#define REFK_WIDE __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#define REFK_INLINE inline __attribute__((always_inline))
+#else
+#define REFK_WIDE
+#define REFK_INLINE inline
+#endif
+
 // ---- errors ----------------------------------------------------------------
 
 // fail, unsupported, checked, check_shapes, check_rank, dispatch_floating:
@@ -139,6 +163,21 @@ struct Loop : LoopPlan<N> {
   }
 };
 
+// The contiguous rows of typed_rows, one loop each the compiler vectorizes
+// (Note [Vector width]). o may be a or b (in-place ops).
+template <class Out, class In, class F>
+REFK_WIDE void map_row(Out* o, const In* a, int64_t n, const F& f) {
+  for (int64_t i = 0; i < n; ++i) o[i] = store<Out>(f(load(a[i])));
+}
+template <class Out, class In, class F>
+REFK_WIDE void map_row(Out* o, const In* a, const In* b, int64_t n, const F& f) {
+  for (int64_t i = 0; i < n; ++i) o[i] = store<Out>(f(load(a[i]), load(b[i])));
+}
+template <class Out, class In, class V, class F>
+REFK_WIDE void map_row_broadcast(Out* o, const In* a, V b, int64_t n, const F& f) {
+  for (int64_t i = 0; i < n; ++i) o[i] = store<Out>(f(load(a[i]), b));
+}
+
 // A typed elementwise row: out = f(in...) where all inputs share the storage
 // type In. Contiguous rows take a plain indexed loop the compiler
 // vectorizes; broadcast (stride 0) inputs are loaded once.
@@ -151,7 +190,7 @@ void typed_rows(const Loop<NIN + 1>& loop, int threads, F f) {
     if constexpr (NIN == 1) {
       const In* a = reinterpret_cast<const In*>(p[1]);
       if (contiguous) {
-        for (int64_t i = 0; i < n; ++i) o[i] = store<Out>(f(load(a[i])));
+        map_row(o, a, n, f);
         return;
       }
       for (int64_t i = 0; i < n; ++i) {
@@ -161,12 +200,11 @@ void typed_rows(const Loop<NIN + 1>& loop, int threads, F f) {
       const In* a = reinterpret_cast<const In*>(p[1]);
       const In* b = reinterpret_cast<const In*>(p[2]);
       if (contiguous) {
-        for (int64_t i = 0; i < n; ++i) o[i] = store<Out>(f(load(a[i]), load(b[i])));
+        map_row(o, a, b, n, f);
         return;
       }
       if (s[0] == static_cast<int64_t>(sizeof(Out)) && s[1] == static_cast<int64_t>(sizeof(In)) && s[2] == 0) {
-        const auto bv = load(*b);
-        for (int64_t i = 0; i < n; ++i) o[i] = store<Out>(f(load(a[i]), bv));
+        map_row_broadcast(o, a, load(*b), n, f);
         return;
       }
       for (int64_t i = 0; i < n; ++i) {
@@ -241,7 +279,7 @@ C* scratch(int slot, int64_t n) {
 // The sum of f(i) over [0, n) as Note [Two-level sums]: 16 lanes of C over
 // chunks of 4096, chunk totals in double.
 template <class C, class F>
-double lane_sum(int64_t n, F&& f) {
+REFK_INLINE double lane_sum(int64_t n, F&& f) {
   constexpr int kLanes = 16;
   constexpr int64_t kChunk = 4096;
   double total = 0;
@@ -264,7 +302,7 @@ double lane_sum(int64_t n, F&& f) {
 // The largest element of p[0, n) (n > 0); a NaN may or may not win, which
 // row kernels need not care about: a NaN element makes its row NaN anyway.
 template <class C>
-C lane_max(const C* p, int64_t n) {
+REFK_INLINE C lane_max(const C* p, int64_t n) {
   constexpr int kLanes = 16;
   C lanes[kLanes];
   for (auto& l : lanes) l = p[0];
@@ -273,7 +311,11 @@ C lane_max(const C* p, int64_t n) {
     for (int l = 0; l < kLanes; ++l) lanes[l] = p[k + l] > lanes[l] ? p[k + l] : lanes[l];
   }
   for (; k < n; ++k) lanes[0] = p[k] > lanes[0] ? p[k] : lanes[0];
-  for (int l = 1; l < kLanes; ++l) lanes[0] = lanes[l] > lanes[0] ? lanes[l] : lanes[0];
+  // Halving, as lane_sum's: a chain of 15 dependent maxima costs more than
+  // the whole row when the row is short.
+  for (int w = kLanes / 2; w > 0; w /= 2) {
+    for (int l = 0; l < w; ++l) lanes[l] = lanes[l + w] > lanes[l] ? lanes[l + w] : lanes[l];
+  }
   return lanes[0];
 }
 
@@ -281,7 +323,7 @@ C lane_max(const C* p, int64_t n) {
 // deviations from the mean, as accurate as Welford and vectorizable); an
 // empty row has mean 0 and variance NaN, as ATen's.
 template <class C>
-void moments(const C* x, int64_t n, double& mean, double& var) {
+REFK_WIDE void moments(const C* x, int64_t n, double& mean, double& var) {
   mean = norm::mean_of(lane_sum<C>(n, [&](int64_t i) { return x[i]; }), n);
   const C m = C(mean);
   var = norm::var_of(lane_sum<C>(n, [&](int64_t i) { return (x[i] - m) * (x[i] - m); }), n);
@@ -291,7 +333,7 @@ void moments(const C* x, int64_t n, double& mean, double& var) {
 // (common/Norm.h) in two loops. For float the clamp runs as a loop of its own: gcc vectorizes a select only where no
 // arithmetic that could trap depends on it in the same loop.
 template <class C>
-void exp_row(C* dst, const C* src, int64_t n, C shift) {
+REFK_INLINE void exp_row(C* dst, const C* src, int64_t n, C shift) {
   if constexpr (std::is_same_v<C, float>) {
     for (int64_t i = 0; i < n; ++i) dst[i] = norm::exp_clamp(src[i] - shift);
     for (int64_t i = 0; i < n; ++i) dst[i] = norm::exp_clamped(dst[i]);

@@ -102,6 +102,27 @@ void store_rows(T* dst, int64_t n, int64_t step, int64_t nb, const C* src) {
 
 // ---- softmax ---------------------------------------------------------------
 
+// nb rows of n elements in block, softmax'd in place; e: n elements of
+// scratch for log_softmax's exponentials. One clone per vector width (Note
+// [Vector width]): the passes over a row are what a small softmax costs.
+template <class T, class C>
+REFK_WIDE void softmax_block(C* block, C* e, int64_t n, int64_t nb, bool log, bool round_sum) {
+  for (int64_t r = 0; r < nb; ++r) {
+    C* x = block + r * n;
+    const C mx = lane_max(x, n);
+    if (log) {
+      exp_row(e, x, n, mx);
+      const double sum = norm::log_softmax_sum<T>(lane_sum<C>(n, [&](int64_t i) { return e[i]; }), round_sum);
+      const C lse = C(std::log(sum));
+      for (int64_t i = 0; i < n; ++i) x[i] = norm::log_softmax_value(x[i], mx, lse);
+    } else {
+      exp_row(x, x, n, mx);
+      const C inv = norm::softmax_inverse<C>(lane_sum<C>(n, [&](int64_t i) { return x[i]; }));
+      for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+    }
+  }
+}
+
 template <class T, class O>
 void softmax(int threads, const refkTensor& out, const refkTensor& in, int dim, bool log) {
   using C = C_t<T>;
@@ -111,24 +132,29 @@ void softmax(int threads, const refkTensor& out, const refkTensor& in, int dim, 
   const bool round_sum = norm::log_softmax_rounds_sum<T>(in.ndim, dim);
   rows.run(threads, [&](const int64_t* off, int64_t nb) {
     C* block = scratch<C>(0, n * nb);
+    C* e = log ? scratch<C>(1, n) : nullptr;
     load_rows(block, data_at<T>(in, off[1]), n, rows.shape[1].stride, nb);
-    for (int64_t r = 0; r < nb; ++r) {
-      C* x = block + r * n;
-      const C mx = lane_max(x, n);
-      if (log) {
-        C* e = scratch<C>(1, n);
-        exp_row(e, x, n, mx);
-        const double sum = norm::log_softmax_sum<T>(lane_sum<C>(n, [&](int64_t i) { return e[i]; }), round_sum);
-        const C lse = C(std::log(sum));
-        for (int64_t i = 0; i < n; ++i) x[i] = norm::log_softmax_value(x[i], mx, lse);
-      } else {
-        exp_row(x, x, n, mx);
-        const C inv = norm::softmax_inverse<C>(lane_sum<C>(n, [&](int64_t i) { return x[i]; }));
-        for (int64_t i = 0; i < n; ++i) x[i] *= inv;
-      }
-    }
+    softmax_block<T>(block, e, n, nb, log, round_sum);
     store_rows(data_at_mut<O>(out, off[0]), n, rows.shape[0].stride, nb, block);
   });
+}
+
+// nb rows of gradients gs (and outputs ys, both n elements a row) into the
+// input gradients, in place in gs (Note [Vector width]).
+template <class C>
+REFK_WIDE void softmax_backward_block(C* gs, C* ys, int64_t n, int64_t nb, bool log) {
+  for (int64_t r = 0; r < nb; ++r) {
+    C* g = gs + r * n;
+    C* y = ys + r * n;
+    if (log) {
+      const C s = C(lane_sum<C>(n, [&](int64_t i) { return g[i]; }));
+      exp_row(y, y, n, C(0));
+      for (int64_t i = 0; i < n; ++i) g[i] = norm::log_softmax_grad(g[i], y[i], s);
+    } else {
+      const C s = C(lane_sum<C>(n, [&](int64_t i) { return g[i] * y[i]; }));
+      for (int64_t i = 0; i < n; ++i) g[i] = norm::softmax_grad(g[i], y[i], s);
+    }
+  }
 }
 
 template <class T, class O>
@@ -143,18 +169,7 @@ void softmax_backward(int threads, const refkTensor& grad_in, const refkTensor& 
     C* ys = scratch<C>(1, n * nb);
     load_rows(gs, data_at<T>(grad, off[1]), n, rows.shape[1].stride, nb);
     load_rows(ys, data_at<T>(out, off[2]), n, rows.shape[2].stride, nb);
-    for (int64_t r = 0; r < nb; ++r) {
-      C* g = gs + r * n;
-      C* y = ys + r * n;
-      if (log) {
-        const C s = C(lane_sum<C>(n, [&](int64_t i) { return g[i]; }));
-        exp_row(y, y, n, C(0));
-        for (int64_t i = 0; i < n; ++i) g[i] = norm::log_softmax_grad(g[i], y[i], s);
-      } else {
-        const C s = C(lane_sum<C>(n, [&](int64_t i) { return g[i] * y[i]; }));
-        for (int64_t i = 0; i < n; ++i) g[i] = norm::softmax_grad(g[i], y[i], s);
-      }
-    }
+    softmax_backward_block(gs, ys, n, nb, log);
     store_rows(data_at_mut<O>(grad_in, off[0]), n, rows.shape[0].stride, nb, gs);
   });
 }
@@ -163,7 +178,7 @@ void softmax_backward(int threads, const refkTensor& grad_in, const refkTensor& 
 
 // x <- (x - mean) * rstd over a row.
 template <class C>
-void normalize(C* x, int64_t n, C mean, C rstd) {
+REFK_WIDE void normalize(C* x, int64_t n, C mean, C rstd) {
   for (int64_t i = 0; i < n; ++i) x[i] = norm::normalized(x[i], mean, rstd);
 }
 
@@ -171,7 +186,7 @@ void normalize(C* x, int64_t n, C mean, C rstd) {
 // incoming gradient is gw (= grad * weight): gw <- rstd * (gw - mean(gw) -
 // xhat * mean(gw * xhat)).
 template <class C>
-void normalize_backward(C* gw, const C* xhat, int64_t n, C rstd) {
+REFK_WIDE void normalize_backward(C* gw, const C* xhat, int64_t n, C rstd) {
   const C a = norm::row_mean<C>(lane_sum<C>(n, [&](int64_t i) { return gw[i]; }), n);
   const C b = norm::row_mean<C>(lane_sum<C>(n, [&](int64_t i) { return gw[i] * xhat[i]; }), n);
   for (int64_t i = 0; i < n; ++i) gw[i] = norm::normalize_grad(gw[i], xhat[i], a, b, rstd);
