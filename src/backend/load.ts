@@ -29,7 +29,7 @@ import { checkAutogradBackwards } from "./keys/backward.js";
 import { describe, isNullScalar, KeyContext, pyyamlString, type TopKeys } from "./keys/context.js";
 import { readCppNamespace, readKernelHome } from "./keys/cpp.js";
 import { readCustom } from "./keys/custom.js";
-import { readDtypes } from "./keys/dtypes.js";
+import { readDtypes, readPartialDtypes } from "./keys/dtypes.js";
 import { readFallback } from "./keys/fallback.js";
 import { readNonNative } from "./keys/nonnative.js";
 import { readOpLists } from "./keys/oplists.js";
@@ -57,6 +57,7 @@ export const OUR_KEYS = [
   "python_package",
   "fallback",
   "dtypes",
+  "partial_dtypes",
   "free_functions",
   "runtime",
   "custom",
@@ -239,6 +240,12 @@ function checkTop(cx: KeyContext, yamlTop: YMap): Omit<BackendConfig, "warnings"
   const lists = readOpLists(cx, top);
   const fallback = readFallback(cx, top.value("fallback"));
   const dtypes = readDtypes(cx, top.value("dtypes"));
+  const partialDtypes = readPartialDtypes(
+    cx,
+    top.value("partial_dtypes"),
+    dtypes,
+    new Set([...lists.supported, ...lists.autograd, ...lists.runtime].map((e) => e.name)),
+  );
   const device = readDevice(cx, backend, top.value("device"), backendLoc);
   const pythonPackage = readPythonPackage(cx, device, top.value("python_package"));
 
@@ -277,5 +284,6 @@ function checkTop(cx: KeyContext, yamlTop: YMap): Omit<BackendConfig, "warnings"
     pythonPackage,
     fallback,
     dtypes,
+    partialDtypes,
   };
 }

@@ -137,6 +137,12 @@ export interface BackendConfig {
    * tests its default set).
    */
   readonly dtypes: readonly Dtype[] | null;
+  /**
+   * `partial_dtypes:` (Note [Partial dtypes] in keys/dtypes.ts): dtypes only
+   * some operators claim, each with those operators (sorted), in DTYPES
+   * order; empty when the YAML does not say.
+   */
+  readonly partialDtypes: ReadonlyMap<Dtype, readonly string[]>;
   /** `custom:` vendor operators in file order (src/backend/custom.ts). */
   readonly custom: readonly CustomOp[];
   /**

@@ -33,6 +33,8 @@ export interface OpManifest {
   /** How many overloads of the torch it was made for are tagged `core` (absent in older manifests). */
   readonly core_total?: number;
   readonly dtypes?: readonly string[];
+  /** Note [Partial dtypes] (src/backend/keys/dtypes.ts): dtype -> the ops that claim it besides `dtypes`. */
+  readonly partial_dtypes?: Readonly<Record<string, readonly string[]>>;
   readonly operators: readonly ManifestOp[];
 }
 
@@ -159,9 +161,12 @@ export function selectOps(
 ): { readonly ops: OpUnderTest[]; readonly unmatched: string[] } {
   const globs = sel.globs ?? [];
   const claimed = manifest.dtypes;
-  if (sel.dtypes && claimed && !sel.dtypes.some((d) => claimed.includes(d))) {
+  const partial = Object.entries(manifest.partial_dtypes ?? {});
+  const anyClaim = (d: string) => claimed?.includes(d) || partial.some(([p]) => p === d);
+  if (sel.dtypes && claimed && !sel.dtypes.some(anyClaim)) {
     throw new UserError(
-      `--dtypes ${sel.dtypes.join(",")}: the backend claims none of these; its backend.yaml dtypes: are ${claimed.join(", ")}`,
+      `--dtypes ${sel.dtypes.join(",")}: the backend claims none of these; its backend.yaml dtypes: are ${claimed.join(", ")}` +
+        (partial.length > 0 ? `, and partial_dtypes: ${partial.map(([p]) => p).join(", ")} for some ops` : ""),
     );
   }
   const used = new Set<string>();
@@ -182,9 +187,13 @@ export function selectOps(
       : (i?.kind ?? "functional");
     const core = m.core ?? i?.core ?? false;
     if (sel.core && !core) continue;
-    // An op's own claims narrow the backend's (backend.yaml `dtypes:`), never widen them.
-    let dtypes = [...(m.dtypes ?? claimed ?? sel.dtypes ?? DEFAULT_DTYPES)];
-    if (m.dtypes && claimed) dtypes = dtypes.filter((d) => claimed.includes(d));
+    // An op's own claims narrow the backend's (backend.yaml `dtypes:`, and the
+    // partial_dtypes: that list it), never widen them.
+    const own = partial.filter(([, ops]) => ops.includes(name)).map(([d]) => d);
+    const base = claimed ?? (own.length > 0 ? DEFAULT_DTYPES : undefined);
+    const backend = base && own.length > 0 ? DTYPE_ORDER.filter((d) => base.includes(d) || own.includes(d)) : base;
+    let dtypes = [...(m.dtypes ?? backend ?? sel.dtypes ?? DEFAULT_DTYPES)];
+    if (m.dtypes && backend) dtypes = dtypes.filter((d) => backend.includes(d));
     if (sel.dtypes) dtypes = dtypes.filter((d) => sel.dtypes!.includes(d));
     if (dtypes.length === 0) continue;
     picked.push({ op: name, kind, core, view: m.view ?? i?.view ?? false, dtypes });

@@ -40,6 +40,8 @@ export interface Manifest {
   readonly core_total: number;
   /** backend.yaml's `dtypes:` (absent when it does not say: the runner's default set). */
   readonly dtypes?: readonly string[];
+  /** backend.yaml's `partial_dtypes:`: dtype -> the operators that claim it besides `dtypes:` (absent when none). */
+  readonly partial_dtypes?: Readonly<Record<string, readonly string[]>>;
   readonly operators: readonly ManifestOperator[];
 }
 
@@ -99,6 +101,7 @@ export function buildManifest(plan: Plan): Manifest {
     yaml_sha256: plan.config.sourceSha256,
     core_total: plan.coreTotal,
     ...(c.dtypes ? { dtypes: c.dtypes } : {}),
+    ...(c.partialDtypes.size > 0 ? { partial_dtypes: Object.fromEntries(c.partialDtypes) } : {}),
     operators: [...regs.map(operator), ...plan.runtime.map(runtimeOperator)].sort((a, b) => cmp(a.name, b.name)),
   };
 }

@@ -120,6 +120,12 @@ export interface ScaffoldVars {
    * CPU project; empty for a kind whose kernel library lacks their kernels.
    */
   readonly autograd_sections: string;
+  /**
+   * The reference backend.yaml's `partial_dtypes:` groups (Note [Partial
+   * dtypes]) narrowed to the project's operators, for a CPU project (the
+   * CUDA library refuses complex); empty when none remain.
+   */
+  readonly partial_dtypes: string;
 }
 
 export interface InitResult {
@@ -177,7 +183,27 @@ export function scaffoldVars(
       .runtime.map((op) => `  - ${op}`)
       .join("\n"),
     autograd_sections: DEVICE_OPS[kind] === null ? referenceAutogradSections() : "",
+    partial_dtypes: DEVICE_OPS[kind] === null ? partialDtypesYaml(ops) : "",
   };
+}
+
+/** `partial_dtypes:` of the reference backend.yaml for a project listing `ops` (plus the runtime's and autograd's). */
+function partialDtypesYaml(ops: readonly string[]): string {
+  const ref = referenceYaml();
+  const listed = new Set([...ops, ...ref.runtime, ...ref.autograd]);
+  const groups = ref.partialDtypes
+    .map((g) => ({ dtypes: g.dtypes, ops: g.ops.filter((op) => listed.has(op)) }))
+    .filter((g) => g.ops.length > 0);
+  if (groups.length === 0) return "";
+  const lines = [
+    "# Dtypes only some operators take (the reference kernels take complex in",
+    "# these alone): `opgen-backend test` runs just these operators in them.",
+    "partial_dtypes:",
+  ];
+  for (const g of groups) {
+    lines.push(`  - dtypes: [${g.dtypes.join(", ")}]`, "    ops:", ...g.ops.map((op) => `      - ${op}`));
+  }
+  return lines.join("\n");
 }
 
 /** The repository's scaffolds/ directory (works from src/ under tsx/vitest and from dist/). */
@@ -223,13 +249,20 @@ export function referenceAutogradSections(): string {
 }
 
 /** backends/ref/backend.yaml's op lists. */
-function referenceYaml(): { supported: string[]; runtime: string[]; autograd: string[] } {
+function referenceYaml(): {
+  supported: string[];
+  runtime: string[];
+  autograd: string[];
+  partialDtypes: { dtypes: string[]; ops: string[] }[];
+} {
   const yaml = YAML.parse(readFileSync(path.join(referenceRoot(), "backend.yaml"), "utf8")) as {
     supported?: string[];
     runtime?: string[];
     autograd?: (string | { op: string })[];
+    partial_dtypes?: { dtypes: string[]; ops: string[] }[];
   };
   return {
+    partialDtypes: yaml.partial_dtypes ?? [],
     supported: [...(yaml.supported ?? [])],
     runtime: [...(yaml.runtime ?? [])],
     autograd: (yaml.autograd ?? []).map((e) => (typeof e === "string" ? e : e.op)),

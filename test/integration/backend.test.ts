@@ -104,7 +104,7 @@ const invalid: [string, { given: string; want: string[] }][] = [
     {
       given: y("- add.Tensor", "- mul.Tensor"),
       want: [
-        "backend.yaml:1:1: the top level is a list; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom)",
+        "backend.yaml:1:1: the top level is a list; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, partial_dtypes, free_functions, runtime, custom)",
       ],
     },
   ],
@@ -113,7 +113,7 @@ const invalid: [string, { given: string; want: string[] }][] = [
     {
       given: y("PrivateUse1"),
       want: [
-        'backend.yaml:1:1: the top level is the string "PrivateUse1"; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom)',
+        'backend.yaml:1:1: the top level is the string "PrivateUse1"; it must be a mapping of keys (backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, partial_dtypes, free_functions, runtime, custom)',
       ],
     },
   ],
@@ -332,10 +332,10 @@ const invalid: [string, { given: string; want: string[] }][] = [
     {
       given: y(...HEAD, "suported:", "  - add.Tensor", "cpp_namspace: x", "extra_headers: [foo.h]", "zzz: 1"),
       want: [
-        'backend.yaml:4:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
-        'backend.yaml:6:1: unknown key "cpp_namspace"; did you mean "cpp_namespace"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
-        'backend.yaml:7:1: unknown key "extra_headers"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
-        'backend.yaml:8:1: unknown key "zzz"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
+        'backend.yaml:4:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, partial_dtypes, free_functions, runtime, custom',
+        'backend.yaml:6:1: unknown key "cpp_namspace"; did you mean "cpp_namespace"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, partial_dtypes, free_functions, runtime, custom',
+        'backend.yaml:7:1: unknown key "extra_headers"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, partial_dtypes, free_functions, runtime, custom',
+        'backend.yaml:8:1: unknown key "zzz"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, partial_dtypes, free_functions, runtime, custom',
       ],
     },
   ],
@@ -446,13 +446,13 @@ const invalid: [string, { given: string; want: string[] }][] = [
         "supported: *d",
       ),
       want: [
-        'backend.yaml:4:1: unknown key "x"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
+        'backend.yaml:4:1: unknown key "x"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, partial_dtypes, free_functions, runtime, custom',
         "backend.yaml:4:7: YAML anchor &a (used by 9 aliases, line 5) is not allowed; write values out in full, without & and *",
-        'backend.yaml:5:1: unknown key "x1"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
+        'backend.yaml:5:1: unknown key "x1"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, partial_dtypes, free_functions, runtime, custom',
         "backend.yaml:5:8: YAML anchor &b (used by 9 aliases, line 6) is not allowed; write values out in full, without & and *",
-        'backend.yaml:6:1: unknown key "x2"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
+        'backend.yaml:6:1: unknown key "x2"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, partial_dtypes, free_functions, runtime, custom',
         "backend.yaml:6:8: YAML anchor &c (used by 9 aliases, line 7) is not allowed; write values out in full, without & and *",
-        'backend.yaml:7:1: unknown key "x3"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom',
+        'backend.yaml:7:1: unknown key "x3"; allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, partial_dtypes, free_functions, runtime, custom',
         "backend.yaml:7:8: YAML anchor &d (used by 1 alias, line 8) is not allowed; write values out in full, without & and *",
       ],
     },
@@ -628,6 +628,27 @@ const invalid: [string, { given: string; want: string[] }][] = [
       given: y("backend: PrivateUse1", "cpp_namespace: at::mychip", "device: mychip", "dtypes: float32"),
       want: [
         'backend.yaml:4:9: dtypes is the string "float32"; it must be a list of dtype names (allowed: float32, float64, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, bool)',
+      ],
+    },
+  ],
+  [
+    "partial_dtypes: a dtype of dtypes:, an op not listed, a key not allowed, a group without ops",
+    {
+      given: y(
+        "backend: PrivateUse1",
+        "cpp_namespace: at::mychip",
+        "device: mychip",
+        "dtypes: [float32]",
+        "supported: [abs]",
+        "partial_dtypes:",
+        "- {dtypes: [complex64, float32], ops: [abs, ab]}",
+        "- {dtypes: [complex128], opz: [abs]}",
+      ),
+      want: [
+        "backend.yaml:7:12: partial_dtypes: float32 is in dtypes: already, which every operator claims; list it in one of the two",
+        'backend.yaml:7:45: partial_dtypes ops entry "ab" is not an operator this YAML lists; did you mean "abs"?',
+        "backend.yaml:8:3: partial_dtypes entry needs both dtypes: and ops:",
+        'backend.yaml:8:26: partial_dtypes entry has key "opz"; allowed: dtypes, ops',
       ],
     },
   ],
@@ -969,7 +990,7 @@ describe("fixtures", () => {
       `${f}:5:9: device "cpu" is a device torch already has; choose a new lower-case name like mychip`,
       `${f}:6:11: fallback "maybe" is not a fallback policy; use cpu or none`,
       `${f}:7:15: device_guard is the string "sometimes"; it must be true or false`,
-      `${f}:8:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, free_functions, runtime, custom`,
+      `${f}:8:1: unknown key "suported"; did you mean "supported"? allowed keys: backend, class_name, cpp_namespace, supported, autograd, symint, full_codegen, non_native, ir_gen, use_out_as_primary, device_guard, device, python_package, fallback, dtypes, partial_dtypes, free_functions, runtime, custom`,
       `${f}:12:5: supported entry "add" is not an operator: it has only named overloads; list each you implement: add.Scalar, add.Scalar_out, add.Tensor, add.out`,
       `${f}:14:5: supported entry is the number 7; entries are operator names as strings, like add.Tensor`,
       `${f}:15:5: supported entry "sigmoid.Tensor" is not an operator of torch ${catalog.torchVersion}; sigmoid has: sigmoid, sigmoid.out`,

@@ -63,6 +63,18 @@ describe("selectOps", () => {
     expect(selectOps(manifest, info, { globs: ["nomatch*", "relu"] }).unmatched).toEqual(["nomatch*"]);
   });
 
+  it("partial_dtypes: the listed ops alone claim those dtypes (Note [Partial dtypes])", () => {
+    const claims: OpManifest = { ...manifest, dtypes: ["float32", "int64"], partial_dtypes: { complex64: ["relu"] } };
+    const all = selectOps(claims, info, {}).ops;
+    expect(all.find((o) => o.op === "relu")!.dtypes).toEqual(["float32", "complex64", "int64"]);
+    expect(all.find((o) => o.op === "add.out")!.dtypes).toEqual(["float32"]);
+    const only = selectOps(claims, info, { dtypes: ["complex64"] }).ops;
+    expect(only.map((o) => [o.op, o.dtypes])).toEqual([["relu", ["complex64"]]]);
+    expect(() => selectOps(claims, info, { dtypes: ["complex128"] })).toThrow(
+      "its backend.yaml dtypes: are float32, int64, and partial_dtypes: complex64 for some ops",
+    );
+  });
+
   it("backend.yaml's dtypes (the manifest's) are what is tested; --dtypes narrows them", () => {
     const claims: OpManifest = { ...manifest, dtypes: ["float32", "int64", "bool"] };
     const all = selectOps(claims, info, {}).ops;
