@@ -40,12 +40,16 @@ at::Tensor filled(at::Tensor out, const refkScalar& value, const char* op) {
 at::Tensor filled_like(const at::Tensor& self, const at::Scalar& value, const at::TensorOptions& options,
                        std::optional<at::MemoryFormat> memory_format, const char* op) {
   const auto dtype = c10::typeMetaToScalarType(options.dtype());
-  const refkScalar v = fill_value(value, dtype, op);
-  if (options.device().is_privateuseone()) {
-    return filled(at::empty_like(self, options, memory_format), v, op);
-  }
-  at::Tensor here = filled(at::empty_like(self, options.device(self.device()), memory_format), v, op);
-  return here.to(options.device());
+  // Note [Complex dtypes]: a complex result is filled part by part.
+  const auto fill = [&](at::Tensor out) {
+    if (c10::isComplexType(dtype)) {
+      fill_complex(out, value.toComplexDouble(), op);
+      return out;
+    }
+    return filled(out, fill_value(value, dtype, op), op);
+  };
+  if (options.device().is_privateuseone()) return fill(at::empty_like(self, options, memory_format));
+  return fill(at::empty_like(self, options.device(self.device()), memory_format)).to(options.device());
 }
 
 }  // namespace
@@ -84,6 +88,10 @@ at::Tensor fill(const at::Tensor& self, const at::Scalar& value) {
 // In place, in one pass (an expanded self is filled through its stride-0
 // dims, as eager allows); the value is checked even for an empty self.
 at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
+  if (self.is_complex()) {
+    fill_complex(self, value.toComplexDouble(), "fill_");
+    return self;
+  }
   const refkScalar v = fill_value(value, self.scalar_type(), "fill_");
   filled(self, v, "fill_");
   return self;
@@ -118,6 +126,10 @@ at::Tensor scalar_tensor(const at::Scalar& s, std::optional<at::ScalarType> dtyp
   // The default dtype whatever the scalar's kind, as eager.
   const auto t = dtype.value_or(c10::get_default_dtype_as_scalartype());
   at::Tensor out = at::empty({}, factory_options(t, layout, device, pin_memory));
+  if (c10::isComplexType(t)) {
+    fill_complex(out, s.toComplexDouble(), "scalar_tensor");
+    return out;
+  }
   return filled(out, fill_value(s, t, "scalar_tensor"), "scalar_tensor");
 }
 

@@ -141,7 +141,7 @@ at::Tensor scatter_impl(const at::Tensor& self, int64_t dim, const at::Tensor& i
   const int64_t d = at::maybe_wrap_dim(dim, self.dim());
   scatter_checks(self, d, index, src);
   const refkScatterReduce op = reduce ? reduction(*reduce) : refkScatterAssign;
-  kernel_dtype(self.scalar_type(), name);
+  complex_kernel_dtype(self.scalar_type(), name);
   at::Tensor out = empty(self.sizes(), self.scalar_type(), device);
   copy_into(out, self, name);
   // Eager's mean of bools fails in its reduction, or with nothing to
@@ -152,10 +152,17 @@ at::Tensor scatter_impl(const at::Tensor& self, int64_t dim, const at::Tensor& i
   if (index.numel() == 0) return out;
   const at::Tensor idx = on(index, device);
   const at::Tensor s = src != nullptr ? on(*src, device) : at::Tensor();
-  const refkTensor dself = describe_nonempty(out, name), didx = describe_nonempty(idx, name);
+  const refkTensor dself = describe_complex_nonempty(out, name), didx = describe_nonempty(idx, name);
   refkTensor dsrc{};
-  if (src != nullptr) dsrc = describe_nonempty(s, name);
-  const refkScalar v = src != nullptr ? refkScalar{0, 0} : fill_value(value, self.scalar_type(), name);
+  if (src != nullptr) dsrc = describe_complex_nonempty(s, name);
+  // Note [Complex dtypes]: the library scatters a real value into complex
+  // elements; a complex one is eager's (value, 0) only when its imaginary
+  // part is 0.
+  TORCH_CHECK_NOT_IMPLEMENTED(src != nullptr || !value.isComplex() || value.toComplexDouble().imag() == 0, "\"",
+                              name, "\" with a complex value is not implemented on ", c10::get_privateuse1_backend());
+  const refkScalar v = src != nullptr              ? refkScalar{0, 0}
+                       : self.is_complex()          ? refkScalar{value.toComplexDouble().real(), 0}
+                                                    : fill_value(value, self.scalar_type(), name);
   const refkContext ctx = context();
   check_index(refkScatter(&ctx, &dself, static_cast<int32_t>(d), &didx, src != nullptr ? &dsrc : nullptr, v, op,
                           include_self ? 1 : 0),
@@ -430,9 +437,9 @@ at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, 
   if (index.numel() == 0) return out;
   TORCH_CHECK(is_index_type(index.scalar_type()), "gather(): Expected dtype int32/int64 for index");
   gather_shape_check(self, d, index);
-  kernel_dtype(self.scalar_type(), "gather");
+  complex_kernel_dtype(self.scalar_type(), "gather");
   const at::Tensor idx = on(index, device);
-  const refkTensor dout = describe_nonempty(out, "gather"), din = describe_nonempty(self, "gather"),
+  const refkTensor dout = describe_complex_nonempty(out, "gather"), din = describe_complex_nonempty(self, "gather"),
                    didx = describe_nonempty(idx, "gather");
   const refkContext ctx = context();
   check_index(refkGather(&ctx, &dout, &din, static_cast<int32_t>(d), &didx), "gather", false);
@@ -527,7 +534,7 @@ at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& i
   TORCH_CHECK(!(self.dim() == 0 && n != 1), "index_select(): Index to scalar can have only 1 value, got ", n,
               " value(s)");
   TORCH_CHECK(is_index_type(index.scalar_type()), "index_select(): Expected dtype int32 or int64 for index");
-  kernel_dtype(self.scalar_type(), "index_select");
+  complex_kernel_dtype(self.scalar_type(), "index_select");
   std::vector<int64_t> shape = self.sizes().vec();
   if (self.dim() > 0) shape[static_cast<size_t>(d)] = n;
   at::Tensor out = empty(shape, self.scalar_type(), device);
@@ -535,7 +542,8 @@ at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& i
   const bool empty_self = self.dim() > 1 && self.numel() == 0;
   if (empty_self) TORCH_CHECK(self.size(d) > 0, "index_select(): self indexing axis dim should be positive");
   const at::Tensor idx = on(index, device);
-  const refkTensor dout = describe_nonempty(out, "index_select"), din = describe_nonempty(self, "index_select"),
+  const refkTensor dout = describe_complex_nonempty(out, "index_select"),
+                   din = describe_complex_nonempty(self, "index_select"),
                    didx = describe(idx, "index_select");
   const refkContext ctx = context();
   const refkStatus s = refkIndexSelect(&ctx, &dout, &din, static_cast<int32_t>(d), &didx);
@@ -612,15 +620,15 @@ at::Tensor& masked_fill_(at::Tensor& self, const at::Tensor& mask, const at::Sca
   const auto shape = at::infer_size(self.sizes(), mask.sizes());
   TORCH_CHECK(c10::IntArrayRef(shape).equals(self.sizes()), "output with shape ", self.sizes(),
               " doesn't match the broadcast shape ", c10::IntArrayRef(shape));
-  const refkScalar v = fill_value(value, self.scalar_type(), "masked_fill_");
+  if (!self.is_complex()) fill_value(value, self.scalar_type(), "masked_fill_");  // eager's conversion checks
+  complex_kernel_dtype(self.scalar_type(), "masked_fill_");
   if (self.numel() == 0) return self;
   at::Tensor filled = empty({}, self.scalar_type(), device);
+  fill_scalar(filled, value, "masked_fill_");
   const refkContext ctx = context();
-  const refkTensor df = describe(filled, "masked_fill_");
-  check(refkFill(&ctx, &df, v), "masked_fill_");
   const at::Tensor m = on(mask, device);
-  const refkTensor ds = describe(self, "masked_fill_"), dm = describe_as(m, shape, "masked_fill_"),
-                   dv = describe_as(filled, shape, "masked_fill_");
+  const refkTensor ds = describe_complex(self, "masked_fill_"), dm = describe_as(m, shape, "masked_fill_"),
+                   dv = describe_complex_as(filled, shape, "masked_fill_");
   check(refkWhere(&ctx, &ds, &dm, &dv, &ds), "masked_fill_");
   return self;
 }
@@ -644,13 +652,13 @@ at::Tensor masked_scatter(const at::Tensor& self, const at::Tensor& mask, const 
   }
   TORCH_CHECK(mask.scalar_type() == c10::kBool, "masked_scatter_ only supports boolean masks, but got mask with dtype ",
               mask.scalar_type());
-  kernel_dtype(self.scalar_type(), "masked_scatter");
+  complex_kernel_dtype(self.scalar_type(), "masked_scatter");
   at::Tensor out = empty(shape, self.scalar_type(), device);
   copy_into(out, self, "masked_scatter");
   if (out.numel() == 0) return out;
   const at::Tensor m = on(mask, device), src = on(source, device);
-  const refkTensor dout = describe(out, "masked_scatter"), dmask = describe_as(m, shape, "masked_scatter"),
-                   dsrc = describe(src, "masked_scatter");
+  const refkTensor dout = describe_complex(out, "masked_scatter"), dmask = describe_as(m, shape, "masked_scatter"),
+                   dsrc = describe_complex(src, "masked_scatter");
   const refkContext ctx = context();
   const refkStatus s = refkMaskedScatter(&ctx, &dout, &dmask, &dsrc);
   if (s == refkErrorInvalidValue) TORCH_CHECK(false, refkLastError());

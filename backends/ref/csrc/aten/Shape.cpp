@@ -509,18 +509,18 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   const c10::DeviceGuard guard(device);
   const int64_t ndim = self.dim();
   const auto flip_dims = at::dim_list_to_bitset(dims, static_cast<size_t>(ndim));
-  kernel_dtype(self.scalar_type(), "flip");
+  complex_kernel_dtype(self.scalar_type(), "flip");
   at::Tensor out = at::empty_like(self, at::MemoryFormat::Preserve);
   if (out.numel() == 0) return out;
   // Read self from its far end along the flipped dims, through negative strides.
-  refkTensor src = describe(self, "flip");
+  refkTensor src = describe_complex(self, "flip");
   const int64_t itemsize = static_cast<int64_t>(self.itemsize());
   for (int64_t d = 0; d < ndim; ++d) {
     if (!flip_dims.test(static_cast<size_t>(d)) || src.sizes[d] <= 1) continue;
     src.data = static_cast<char*>(src.data) + (src.sizes[d] - 1) * src.strides[d] * itemsize;
     src.strides[d] = -src.strides[d];
   }
-  copy_desc(describe(out, "flip"), src, "flip");
+  copy_desc(describe_complex(out, "flip"), src, "flip");
   return out;
 }
 

@@ -52,10 +52,24 @@ typedef enum refkDtype {
   refkFloat32 = 8,
   refkFloat64 = 9,
   // Note [Complex dtypes]: interleaved (real, imag) pairs of float32 or
-  // float64 (C99's float _Complex layout, as c10::complex). Only refkCopy,
-  // refkFill, refkFft and refkBinary's refkAdd, refkSub, refkMul and
-  // refkDiv take them (what torch.fft's callers and gradients need); every
-  // other call answers refkErrorUnsupportedDtype.
+  // float64 (C99's float _Complex layout, as c10::complex). The calls that
+  // take them:
+  //  - refkCopy (casts to and from every other dtype of the library, the
+  //    imaginary part dropped as c10's casts drop it) and refkFill (a real
+  //    value, as (value, 0); the glue fills a complex one part by part);
+  //  - the byte movers, which dispatch on element size and not on the
+  //    dtype: refkGather, refkIndexSelect, refkIndex, refkMaskedScatter,
+  //    refkWhere (and so flip, cat, masked_fill, which the glue builds on
+  //    copies and refkWhere);
+  //  - refkScatter's assignment (src, or a real value) and its sum with
+  //    include_self; its other reductions refuse;
+  //  - refkBinary's refkAdd, refkSub, refkMul, refkDiv, refkEq and refkNe
+  //    (common/Complex.h; the CPU library only, the CUDA one refuses);
+  //  - refkFft.
+  // Every other call answers refkErrorUnsupportedDtype. complex32 has no
+  // dtype here: the glue refuses it. backend.yaml's partial_dtypes: lists
+  // the operators whose glue admits complex, which `opgen-backend test`
+  // runs in complex64/complex128.
   refkComplex64 = 10,
   refkComplex128 = 11,
   // Note [Storage dtypes]: the unsigned integers wider than a byte and the

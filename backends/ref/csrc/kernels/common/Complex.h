@@ -1,7 +1,8 @@
 // Arithmetic on the library's complex elements (Complex<R> in Dtypes.h,
 // Note [Complex dtypes] in RefKernels.h), written once for both libraries
 // (Note [One definition per semantics]): what the FFT and the complex
-// add/sub/mul/div of refkBinary compute per element.
+// add/sub/mul/div/eq/ne of refkBinary and complex scatter_add compute per
+// element.
 #pragma once
 
 #include "kernels/common/Dtypes.h"
@@ -25,6 +26,11 @@ REFK_HOST_DEVICE inline Complex<R> operator*(Complex<R> a, Complex<R> b) {
 template <class R>
 REFK_HOST_DEVICE inline Complex<R> scaled(Complex<R> a, R s) {
   return {a.re * s, a.im * s};
+}
+// Both parts equal (NaN equals nothing), as c10::complex's ==.
+template <class R>
+REFK_HOST_DEVICE inline bool operator==(Complex<R> a, Complex<R> b) {
+  return a.re == b.re && a.im == b.im;
 }
 template <class R>
 REFK_HOST_DEVICE inline Complex<R> conj(Complex<R> a) {

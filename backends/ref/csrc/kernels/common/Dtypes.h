@@ -405,14 +405,21 @@ decltype(auto) dispatch_index(refkDtype d, F&& f) {
   return f(Tag<int64_t>{});
 }
 
-// Calls f(Tag<E>{}) with an unsigned type of the dtype's size: moving
-// elements by index needs only their bytes.
+// A complex128 element's 16 bytes, moved as one value.
+struct Bytes16 {
+  uint64_t lo, hi;
+};
+
+// Calls f(Tag<E>{}) with an unsigned type of the dtype's size (Bytes16 for
+// complex128): moving elements by index needs only their bytes, so every
+// dtype, complex included, takes the byte movers (Note [Complex dtypes]).
 template <class F>
 decltype(auto) dispatch_bytes(refkDtype d, F&& f) {
   switch (itemsize(d)) {
     case 1: return f(Tag<uint8_t>{});
     case 2: return f(Tag<uint16_t>{});
     case 4: return f(Tag<uint32_t>{});
+    case 16: return f(Tag<Bytes16>{});
     default: return f(Tag<uint64_t>{});
   }
 }

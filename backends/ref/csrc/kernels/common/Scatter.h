@@ -67,7 +67,9 @@ REFK_HOST_DEVICE inline A step(A acc, A x) {
 // double field, integers and bool from the int64 one.
 template <class A>
 REFK_HOST_DEVICE inline A value_of(refkScalar v) {
-  if constexpr (is_floating_v<A>) {
+  if constexpr (is_complex_v<A>) {
+    return A{static_cast<decltype(A{}.re)>(v.f), 0};  // a real value (Note [Complex dtypes])
+  } else if constexpr (is_floating_v<A>) {
     return store<A>(v.f);
   } else {
     return store<A>(v.i);

@@ -3,7 +3,7 @@
 // ops. Which ops exist and what an element computes is common/BinaryOps.h's
 // table, shared with the CUDA library (Note [Pointwise op tables]); here
 // each op becomes a row loop over the loop planner's vectorizable rows.
-// Complex add, sub, mul and div are this library's alone (common/Complex.h).
+// Complex add, sub, mul, div, eq and ne are this library's alone (common/Complex.h).
 #include "kernels/common/Complex.h"
 #include "kernels/common/BinaryOps.h"
 #include "kernels/cpu/Common.h"
@@ -39,19 +39,25 @@ void binary_typed(int threads, refkBinaryOp op, const refkTensor& out, const ref
 }
 
 // Complex operands (Note [Complex dtypes] in RefKernels.h): add and sub
-// (alpha real), mul and div (common/Complex.h); all of one complex dtype.
+// (alpha real), mul and div (common/Complex.h), all of one complex dtype;
+// eq and ne (both parts equal, as c10::complex's ==) write bool.
 template <class Z>
 refkStatus complex_binary(int threads, refkBinaryOp op, const refkTensor& out, const refkTensor& a,
                           const refkTensor& b, refkScalar alpha_s) {
   using R = decltype(Z{}.re);
-  if (out.dtype != a.dtype) return fail(refkErrorInvalidValue, "binary: output dtype must match the inputs'");
+  const bool compare = op == refkEq || op == refkNe;
+  if (out.dtype != (compare ? refkBool : a.dtype)) {
+    return fail(refkErrorInvalidValue, compare ? "binary: comparisons write bool"
+                                               : "binary: output dtype must match the inputs'");
+  }
   const R alpha = static_cast<R>(alpha_s.f);
   const refkTensor* ops[3] = {&out, &a, &b};
   const Loop<3> loop(ops);
   const auto rows = [&](auto f) {
+    using Out = decltype(f(Z{}, Z{}));
     loop.run(threads, [&](char* const* p, const int64_t* s, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
-        *reinterpret_cast<Z*>(p[0] + i * s[0]) =
+        *reinterpret_cast<Out*>(p[0] + i * s[0]) =
             f(*reinterpret_cast<const Z*>(p[1] + i * s[1]), *reinterpret_cast<const Z*>(p[2] + i * s[2]));
       }
     });
@@ -62,6 +68,8 @@ refkStatus complex_binary(int threads, refkBinaryOp op, const refkTensor& out, c
     case refkSub: return rows([alpha](Z x, Z y) { return x - scaled(y, alpha); });
     case refkMul: return rows([](Z x, Z y) { return x * y; });
     case refkDiv: return rows([](Z x, Z y) { return divide(x, y); });
+    case refkEq: return rows([](Z x, Z y) { return x == y; });
+    case refkNe: return rows([](Z x, Z y) { return !(x == y); });
     default: return unsupported("binary", a.dtype);
   }
 }

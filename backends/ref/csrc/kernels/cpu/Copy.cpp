@@ -132,7 +132,8 @@ refkStatus refkWhere(const refkContext* ctx, const refkTensor* out, const refkTe
     const Access access({out, cond, a, b});
     const refkTensor* ops[4] = {out, cond, a, b};
     const Loop<4> loop(ops);
-    return dispatch(out->dtype, [&](auto tag) -> refkStatus {
+    // A selection moves elements as they are: by their bytes, so complex too.
+    return dispatch_bytes(out->dtype, [&](auto tag) -> refkStatus {
       using T = typename decltype(tag)::type;
       loop.run(ctx->num_threads, [&](char* const* p, const int64_t* s, int64_t n) {
         for (int64_t i = 0; i < n; ++i) {

@@ -1,8 +1,8 @@
 // Pooling of the CPU reference library: max, average and adaptive average
 // pooling over 1 to 3 spatial dims, and their gradients, as one kernel over
 // the index space of Spatial.h (1-d and 2-d are 3-d with leading size-1
-// dims). A window is a range per spatial dim; window() is the only place
-// that knows the three modes' arithmetic, forward and backward use it alike.
+// dims). The windows, divisors and accumulate rules are common/Pool.h's,
+// shared with the CUDA library; this file keeps the CPU's loops.
 //
 // Forward threads over (plane, output position) items; each item loops over
 // its window, and over the lane (C of a channels-last tensor) innermost.
@@ -11,6 +11,7 @@
 // and stay deterministic; the max gradient scatters along each plane's
 // indices in output order, threaded over planes.
 #include "kernels/cpu/Common.h"
+#include "kernels/common/Pool.h"
 #include "kernels/cpu/Spatial.h"
 
 #include <vector>
@@ -18,81 +19,9 @@
 namespace refk {
 namespace {
 
-// Positions [begin, end) step `step` of one spatial dim; `count` is the
-// divisor's factor (the padded length for avg_pool, the length for adaptive).
-struct Window {
-  int64_t begin, end, step, count;
-};
-
-struct Geometry {
-  refkPoolMode mode;
-  int64_t kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, padding[3] = {0, 0, 0}, dilation[3] = {1, 1, 1};
-  bool count_include_pad = true;
-  int64_t divisor = 0;
-  int nspatial = 0;
-
-  Geometry(refkPoolMode m, const refkPoolParams& p) : mode(m), count_include_pad(p.count_include_pad != 0),
-                                                      divisor(p.divisor), nspatial(p.nspatial) {
-    for (int i = 0; i < p.nspatial; ++i) {
-      const int d = 3 - p.nspatial + i;
-      kernel[d] = p.kernel[i];
-      stride[d] = p.stride[i];
-      padding[d] = p.padding[i];
-      dilation[d] = p.dilation[i];
-    }
-  }
-
-  // The window of output position o along dim d (input size in, output size out).
-  Window window(int d, int64_t o, int64_t in, int64_t out) const {
-    switch (mode) {
-      case refkPoolMax: {
-        int64_t b = o * stride[d] - padding[d];
-        const int64_t e = std::min(b + (kernel[d] - 1) * dilation[d] + 1, in);
-        if (b < 0) b += (-b + dilation[d] - 1) / dilation[d] * dilation[d];
-        return {b, e, dilation[d], 0};
-      }
-      case refkPoolAvg: {
-        const int64_t b = o * stride[d] - padding[d];
-        const int64_t e = std::min(b + kernel[d], in + padding[d]);
-        return {std::max<int64_t>(b, 0), std::min(e, in), 1, e - b};
-      }
-      case refkPoolAdaptiveAvg: {
-        const int64_t b = o * in / out, e = ((o + 1) * in + out - 1) / out;
-        return {b, e, 1, e - b};
-      }
-    }
-    return {0, 0, 1, 1};
-  }
-
-  // The output positions along dim d whose windows contain input position i
-  // (averages only).
-  std::pair<int64_t, int64_t> covering(int d, int64_t i, int64_t in, int64_t out) const {
-    if (mode == refkPoolAdaptiveAvg) return {i * out / in, ((i + 1) * out - 1) / in + 1};
-    // o * s - p <= i < o * s - p + k
-    const int64_t num = i + padding[d] - kernel[d] + 1;
-    const int64_t lo = num <= 0 ? 0 : (num + stride[d] - 1) / stride[d];
-    const int64_t hi = std::min((i + padding[d]) / stride[d] + 1, out);
-    return {lo, std::max(lo, hi)};
-  }
-};
-
-// The divisor of an average window (product over dims).
-template <class A>
-A divide(A sum, const Geometry& g, const Window (&w)[3]) {
-  if (g.mode == refkPoolAdaptiveAvg) return sum / A(w[0].count) / A(w[1].count) / A(w[2].count);
-  int64_t n;
-  if (g.divisor != 0) {
-    n = g.divisor;
-  } else if (g.count_include_pad) {
-    n = w[0].count * w[1].count * w[2].count;
-  } else {
-    n = (w[0].end - w[0].begin) * (w[1].end - w[1].begin) * (w[2].end - w[2].begin);
-  }
-  return sum / A(n);
-}
-
-template <class T>
-using sum_t = std::conditional_t<is_floating_v<T>, opmath_t<T>, int64_t>;
+using pool::Geometry;
+using pool::sum_t;
+using pool::Window;
 
 template <class T>
 void pool_forward(int threads, const Geometry& g, const Spatial& s, T* out, int64_t* ind, const T* in) {
@@ -105,16 +34,9 @@ void pool_forward(int threads, const Geometry& g, const Spatial& s, T* out, int6
   int64_t work = s.lanes * s.b[2];
   for (int d = 0; d < 3; ++d) work *= std::max<int64_t>(1, g.mode == refkPoolAdaptiveAvg ? s.a[d] / s.b[d] : g.kernel[d]);
   const bool is_max = g.mode == refkPoolMax;
-  M init;
-  if constexpr (std::numeric_limits<M>::has_infinity) init = -std::numeric_limits<M>::infinity();
-  else init = std::numeric_limits<M>::lowest();
+  const M init = pool::lowest<M>();
   const int64_t ls = s.lane_st[0];
-  // Note [Adaptive 3-d averages of half types]: ATen's CPU
-  // adaptive_avg_pool3d sums float16/bfloat16 in the type itself, rounding
-  // every addition and each division; its float16 results differ from a
-  // float sum by more than float16's tolerance, so this one case does too.
-  const bool in_storage = g.mode == refkPoolAdaptiveAvg && g.nspatial == 3;
-  (void)in_storage;
+  const bool in_storage = g.sums_in_storage();  // Note [Adaptive 3-d averages of half types]
   // Threads take rows of outputs (a plane, o0, o1); a row walks o2.
   const int64_t rows = s.planes * s.b[0] * s.b[1];
   parallel_for(rows, std::max<int64_t>(1, kGrain / work), threads, [&](int64_t begin, int64_t end) {
@@ -144,7 +66,7 @@ void pool_forward(int threads, const Geometry& g, const Spatial& s, T* out, int6
                 const int64_t flat = (i0 * s.a[1] + i1) * s.a[2];
                 for (int64_t i2 = w2.begin; i2 < w2.end; i2 += w2.step) {
                   const M v = load(q[i2 * s.st[0][2]]);
-                  if (v > b || is_nan(v)) {
+                  if (pool::takes(v, b)) {
                     b = v;
                     at = flat + i2;
                   }
@@ -164,7 +86,7 @@ void pool_forward(int threads, const Geometry& g, const Spatial& s, T* out, int6
                 const int64_t flat = (i0 * s.a[1] + i1) * s.a[2] + i2;
                 for (int64_t c = 0; c < s.lanes; ++c) {
                   const M v = load(q[c * ls]);
-                  const bool take = v > best[c] || is_nan(v);
+                  const bool take = pool::takes(v, best[c]);
                   best[c] = take ? v : best[c];
                   where[c] = take ? flat : where[c];
                 }
@@ -180,34 +102,28 @@ void pool_forward(int threads, const Geometry& g, const Spatial& s, T* out, int6
         // averages
         std::fill(sum.begin(), sum.end(), S(0));
         const Window w[3] = {w0, w1, w2};
-        if constexpr (is_half_v<T>) {
-          if (in_storage) {  // Note [Adaptive 3-d averages of half types]
-            for (int64_t c = 0; c < s.lanes; ++c) {
-              const auto r = [](S v) { return load(store<T>(v)); };
-              S acc = 0;
-              for (int64_t i0 = w0.begin; i0 < w0.end; ++i0) {
-                for (int64_t i1 = w1.begin; i1 < w1.end; ++i1) {
-                  for (int64_t i2 = w2.begin; i2 < w2.end; ++i2) {
-                    acc = r(acc + load(ip[i0 * s.st[0][0] + i1 * s.st[0][1] + i2 * s.st[0][2] + c * ls]));
-                  }
+        if (in_storage) {  // Note [Adaptive 3-d averages of half types]: no empty windows, c outermost
+          for (int64_t c = 0; c < s.lanes; ++c) {
+            for (int64_t i0 = w0.begin; i0 < w0.end; ++i0) {
+              for (int64_t i1 = w1.begin; i1 < w1.end; ++i1) {
+                for (int64_t i2 = w2.begin; i2 < w2.end; ++i2) {
+                  sum[c] = pool::add<T>(sum[c], load(ip[i0 * s.st[0][0] + i1 * s.st[0][1] + i2 * s.st[0][2] + c * ls]),
+                                        true);
                 }
               }
-              op[c * s.lane_st[1]] = store<T>(r(r(acc / S(w0.count)) / S(w1.count)) / S(w2.count));
             }
-            continue;
           }
-        }
-        if (w0.begin < w0.end && w1.begin < w1.end && w2.begin < w2.end) {
+        } else {
           for (int64_t i0 = w0.begin; i0 < w0.end; ++i0) {
             for (int64_t i1 = w1.begin; i1 < w1.end; ++i1) {
               for (int64_t i2 = w2.begin; i2 < w2.end; ++i2) {
                 const T* q = ip + i0 * s.st[0][0] + i1 * s.st[0][1] + i2 * s.st[0][2];
-                for (int64_t c = 0; c < s.lanes; ++c) sum[c] += S(load(q[c * ls]));
+                for (int64_t c = 0; c < s.lanes; ++c) sum[c] = pool::add<T>(sum[c], load(q[c * ls]), false);
               }
             }
           }
-          for (int64_t c = 0; c < s.lanes; ++c) sum[c] = divide(sum[c], g, w);
         }
+        for (int64_t c = 0; c < s.lanes; ++c) sum[c] = pool::average<T>(sum[c], g, w, in_storage);
         for (int64_t c = 0; c < s.lanes; ++c) op[c * s.lane_st[1]] = store<T>(sum[c]);
       }
     }
@@ -221,7 +137,7 @@ void avg_backward(int threads, const Geometry& g, const Spatial& s, T* gin, cons
   const int64_t npos = s.a_numel();
   const int64_t items = s.planes * npos;
   std::vector<Window> wins[3];
-  std::vector<std::pair<int64_t, int64_t>> covers[3];
+  std::vector<pool::Cover> covers[3];
   for (int d = 0; d < 3; ++d) {
     for (int64_t o = 0; o < s.b[d]; ++o) wins[d].push_back(g.window(d, o, s.a[d], s.b[d]));
     for (int64_t i = 0; i < s.a[d]; ++i) covers[d].push_back(g.covering(d, i, s.a[d], s.b[d]));
@@ -235,25 +151,12 @@ void avg_backward(int threads, const Geometry& g, const Spatial& s, T* gin, cons
       s.plane_offsets(p, off);
       std::fill(acc.begin(), acc.end(), S(0));
       const auto c0 = covers[0][i[0]], c1 = covers[1][i[1]], c2 = covers[2][i[2]];
-      for (int64_t o0 = c0.first; o0 < c0.second; ++o0) {
-        for (int64_t o1 = c1.first; o1 < c1.second; ++o1) {
-          for (int64_t o2 = c2.first; o2 < c2.second; ++o2) {
+      for (int64_t o0 = c0.lo; o0 < c0.hi; ++o0) {
+        for (int64_t o1 = c1.lo; o1 < c1.hi; ++o1) {
+          for (int64_t o2 = c2.lo; o2 < c2.hi; ++o2) {
             const Window w[3] = {wins[0][o0], wins[1][o1], wins[2][o2]};
             const T* q = gout + off[1] + o0 * s.st[1][0] + o1 * s.st[1][1] + o2 * s.st[1][2];
-            if constexpr (is_half_v<T>) {
-              // ATen's CPU average gradients compute half types in the type
-              // itself: every division and addition rounds.
-              const auto r = [](S v) { return load(store<T>(v)); };
-              for (int64_t c = 0; c < s.lanes; ++c) {
-                const S v = load(q[c * s.lane_st[1]]);
-                const S delta = g.mode == refkPoolAdaptiveAvg
-                                    ? r(r(r(v / S(w[0].count)) / S(w[1].count)) / S(w[2].count))
-                                    : r(divide(v, g, w));
-                acc[c] = r(acc[c] + delta);
-              }
-              continue;
-            }
-            for (int64_t c = 0; c < s.lanes; ++c) acc[c] += divide(S(load(q[c * s.lane_st[1]])), g, w);
+            for (int64_t c = 0; c < s.lanes; ++c) acc[c] = pool::add_gradient<T>(acc[c], load(q[c * s.lane_st[1]]), g, w);
           }
         }
       }
@@ -291,16 +194,6 @@ void max_backward(int threads, const Spatial& s, T* gin, const T* gout, const in
   });
 }
 
-refkStatus check_params(const char* op, const refkTensor& a, const refkTensor& b, const refkPoolParams& p) {
-  if (p.nspatial < 1 || p.nspatial > 3 || a.ndim != b.ndim || a.ndim < p.nspatial) {
-    return fail(refkErrorInvalidValue, std::string(op) + ": operands must have nspatial (1 to 3) trailing dims");
-  }
-  for (int d = 0; d < a.ndim - p.nspatial; ++d) {
-    if (a.sizes[d] != b.sizes[d]) return fail(refkErrorInvalidValue, std::string(op) + ": plane dims differ");
-  }
-  return refkSuccess;
-}
-
 }  // namespace
 }  // namespace refk
 
@@ -309,15 +202,8 @@ using namespace refk;
 extern "C" refkStatus refkPool(const refkContext* ctx, refkPoolMode mode, const refkTensor* out,
                                const refkTensor* indices, const refkTensor* in, const refkPoolParams* params) {
   return guarded("refkPool", [&]() -> refkStatus {
-    if (const refkStatus st = check_params("refkPool", *in, *out, *params); st != refkSuccess) return st;
-    if (out->dtype != in->dtype) return fail(refkErrorInvalidValue, "refkPool: out and in dtypes differ");
+    if (const refkStatus st = checked(check::pool(mode, *out, indices, *in, *params))) return st;
     const bool is_max = mode == refkPoolMax;
-    if (is_max && (indices == nullptr || indices->dtype != refkInt64 || !same_shape(*indices, *out))) {
-      return fail(refkErrorInvalidValue, "refkPool: max pooling needs int64 indices of out's shape");
-    }
-    if (in->dtype == refkBool || (!is_max && !(in->dtype >= refkFloat16 || in->dtype == refkInt64))) {
-      return unsupported("refkPool", in->dtype);
-    }
     if (numel(*out) == 0) return refkSuccess;
     const Access access({out, indices, in});
     const Geometry g(mode, *params);
@@ -339,17 +225,8 @@ extern "C" refkStatus refkPoolBackward(const refkContext* ctx, refkPoolMode mode
                                        const refkTensor* grad_out, const refkTensor* indices,
                                        const refkPoolParams* params) {
   return guarded("refkPoolBackward", [&]() -> refkStatus {
-    if (const refkStatus st = check_params("refkPoolBackward", *grad_in, *grad_out, *params); st != refkSuccess) {
-      return st;
-    }
-    if (grad_out->dtype != grad_in->dtype) return fail(refkErrorInvalidValue, "refkPoolBackward: dtypes differ");
+    if (const refkStatus st = checked(check::pool_backward(mode, *grad_in, *grad_out, indices, *params))) return st;
     const bool is_max = mode == refkPoolMax;
-    if (is_max && (indices == nullptr || indices->dtype != refkInt64 || !same_shape(*indices, *grad_out))) {
-      return fail(refkErrorInvalidValue, "refkPoolBackward: max pooling needs int64 indices of grad_out's shape");
-    }
-    if (!(grad_in->dtype >= refkFloat16 || (grad_in->dtype == refkInt64 && mode == refkPoolAvg))) {
-      return unsupported("refkPoolBackward", grad_in->dtype);
-    }
     if (numel(*grad_in) == 0) return refkSuccess;
     if (numel(*grad_out) == 0) return refkFill(ctx, grad_in, refkScalar{0, 0});
     const Access access({grad_in, grad_out, indices});

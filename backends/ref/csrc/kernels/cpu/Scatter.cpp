@@ -3,6 +3,7 @@
 // combine the same way every run: scatter threads over the columns of index
 // (its dims other than `dim`), never along `dim`. How values combine is
 // common/Scatter.h's (shared with the CUDA library).
+#include "kernels/common/Complex.h"
 #include "kernels/common/Scatter.h"
 #include "kernels/cpu/Indexing.h"
 
@@ -188,6 +189,27 @@ refkStatus refkScatter(const refkContext* ctx, const refkTensor* self, int32_t d
     if (reduce == refkScatterMean && self->dtype == refkBool) return unsupported("scatter mean", self->dtype);
     const Access access({self, index, has_src ? src : nullptr});
     const Scatter sc{dim, reduce, include_self != 0, value};
+    if (is_complex(self->dtype)) {
+      // Note [Complex dtypes]: assignment (a real value as (value, 0)) and
+      // scatter_add; the other reductions order or multiply, refused.
+      if (reduce != refkScatterAssign && !(reduce == refkScatterAdd && include_self != 0)) {
+        return unsupported("scatter", self->dtype);
+      }
+      return dispatch_complex(self->dtype, [&](auto tag) {
+        using Z = typename decltype(tag)::type;
+        return dispatch_index(index->dtype, [&](auto itag) {
+          using I = typename decltype(itag)::type;
+          IndexError err;
+          const refkTensor* s = has_src ? src : nullptr;
+          if (reduce == refkScatterAssign) {
+            scatter_pass<Z, Z, I, refkScatterAssign>(ctx->num_threads, *self, *index, s, sc, nullptr, nullptr, err);
+          } else {
+            scatter_pass<Z, Z, I, refkScatterAdd>(ctx->num_threads, *self, *index, s, sc, nullptr, nullptr, err);
+          }
+          return err.status();
+        });
+      });
+    }
     return dispatch(self->dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       return dispatch_index(index->dtype, [&](auto itag) {
