@@ -227,7 +227,7 @@ print("@@RESULT@@" + json.dumps(R))
 beforeAll(async () => {
   init(project, { name: DEV, torchVersion: (await discoverTorch(python)).versionTuple.join(".") });
   first = await build(project, { python, jobs: 2, werror: true, target: site, log: (s) => logs.push(s) });
-});
+}, 1_800_000); // a full build while another file builds on the same two cores
 
 afterAll(() => {
   if (!process.env.OPGEN_KEEP_E2E) rmSync(work, { recursive: true, force: true });

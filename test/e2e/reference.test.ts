@@ -35,7 +35,11 @@ async function py(code: string, env: Record<string, string> = {}) {
 beforeAll(async () => {
   let r = await cli(["init", project, "--name", "refdev", "--kernels", "all"]);
   if (r.exitCode !== 0) throw new Error(`init failed:\n${r.all}`);
-  r = await cli(["build", project, "--python", python, "--target", site, "--werror"], { MAX_JOBS: "2" });
+  r = await cli(["build", project, "--python", python, "--target", site, "--werror"], {
+    MAX_JOBS: "2",
+    // The shipped kernel library, vector-width clones included (vitest.config.ts).
+    OPGEN_CXXFLAGS: process.env.OPGEN_SHIPPED_CXXFLAGS ?? "",
+  });
   if (r.exitCode !== 0) throw new Error(`build failed:\n${String(r.all).slice(-6000)}`);
 }, 1_800_000);
 

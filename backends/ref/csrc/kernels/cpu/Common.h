@@ -44,8 +44,12 @@ namespace refk {
 // as MKL's are. Other compilers and targets get the baseline loop.
 // The helpers a REFK_WIDE loop calls are REFK_INLINE: GCC does not inline
 // them into a clone on its own (its options differ), and a call would run
-// the baseline loop.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+// the baseline loop. The clones cost compile time (half as much again for
+// the elementwise files): -DREFK_BASELINE_ONLY builds the baseline loop
+// alone, same results, for builds that are compiled more than run (the
+// opgen-backend test suite's throwaway projects).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && \
+    !defined(REFK_BASELINE_ONLY)
 #define REFK_WIDE __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
 #define REFK_INLINE inline __attribute__((always_inline))
 #else
